@@ -1,0 +1,20 @@
+"""xlapy: XLA, the compiler for linear algebra and machine learning, in Python."""
+
+from xlapy import hlo
+from xlapy.backends import available_backends
+from xlapy.errors import CompileError, ExecutionError, ParseError, VerifierError, XlapyError
+from xlapy.runtime import compile, execute
+
+__version__ = "0.1.0"
+
+
+def devices() -> list[str]:
+    """The backends this machine can run, default first."""
+    from xlapy.backends import default_backend
+
+    names = available_backends()
+    return [default_backend()] + [n for n in names if n != default_backend()]
+
+
+__all__ = ["CompileError", "ExecutionError", "ParseError", "VerifierError", "XlapyError",
+           "available_backends", "compile", "devices", "execute", "hlo"]

@@ -1,0 +1,81 @@
+"""The backend interface: compile an HLO module once, execute it many times.
+
+Every backend (interpreter, cpu, gpu) implements these two small classes;
+`xlapy.compile` and `xlapy.execute` pick one by name.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+import numpy as np
+
+from xlapy.errors import ExecutionError
+from xlapy.hlo.ir import HloModule
+from xlapy.hlo.shape import Shape
+
+
+class Executable(abc.ABC):
+    """A compiled module. `execute` takes one array per entry parameter (a tuple
+    of arrays for a tuple parameter) and returns the root's value as a list:
+    the elements of a tuple root, or a single array."""
+
+    def __init__(self, module: HloModule, backend: str):
+        self.module = module
+        self.backend = backend
+
+    @abc.abstractmethod
+    def execute(self, *arrays) -> list:
+        ...
+
+    def check_arguments(self, arrays: Sequence) -> list:
+        """Arguments as NumPy values of the parameters' exact shapes and dtypes.
+
+        Python scalars and lists are converted; an ndarray of the wrong dtype or
+        dimensions is an error naming the parameter, never a silent cast.
+        """
+        params = self.module.entry_computation.parameters
+        if len(arrays) != len(params):
+            raise ExecutionError(
+                f"{self.module.name} takes {len(params)} argument(s), got {len(arrays)}")
+        return [_check_value(a, p.shape, f"argument {p.parameter_number} ({p.name})")
+                for a, p in zip(arrays, params)]
+
+    def as_text(self) -> str:
+        return self.module.to_text()
+
+
+def _check_value(value, shape: Shape, where: str):
+    if shape.is_tuple:
+        if not isinstance(value, (tuple, list)) or len(value) != len(shape.tuple_shapes):
+            raise ExecutionError(f"{where}: expected a tuple of {len(shape.tuple_shapes)} "
+                                 f"values for shape {shape}")
+        return tuple(_check_value(v, s, f"{where}[{i}]")
+                     for i, (v, s) in enumerate(zip(value, shape.tuple_shapes)))
+    if shape.is_token:
+        return value
+    if not isinstance(value, np.ndarray) and hasattr(value, "__array__"):
+        value = np.asarray(value)
+    if isinstance(value, np.ndarray | np.generic):
+        array = np.asarray(value)
+        if array.dtype != shape.dtype:
+            raise ExecutionError(f"{where}: expected {shape.to_text(False)}, got an array of "
+                                 f"dtype {array.dtype}")
+    else:
+        try:
+            array = np.asarray(value, dtype=shape.dtype)
+        except (TypeError, ValueError) as e:
+            raise ExecutionError(f"{where}: cannot convert to {shape.to_text(False)}: {e}") from e
+    if array.shape != shape.dimensions:
+        raise ExecutionError(f"{where}: expected {shape.to_text(False)}, got an array of "
+                             f"shape {list(array.shape)}")
+    return array
+
+
+class Backend(abc.ABC):
+    name: str
+
+    @abc.abstractmethod
+    def compile(self, module: HloModule) -> Executable:
+        ...

@@ -1,0 +1,26 @@
+"""The interpreter backend: evaluates any module with NumPy, XLA's semantics
+to the letter. It is the oracle for every compiled backend."""
+
+from __future__ import annotations
+
+from xlapy.backends.base import Backend, Executable
+from xlapy.hlo.ir import HloModule
+
+
+class InterpreterExecutable(Executable):
+    def execute(self, *arrays) -> list:
+        from xlapy.backends.interpreter.evaluator import Evaluator
+
+        args = self.check_arguments(arrays)
+        result = Evaluator().call(self.module.entry_computation, args)
+        return list(result) if isinstance(result, tuple) else [result]
+
+
+class InterpreterBackend(Backend):
+    name = "interpreter"
+
+    def compile(self, module: HloModule) -> InterpreterExecutable:
+        from xlapy.hlo.verifier import verify
+
+        verify(module)
+        return InterpreterExecutable(module, self.name)

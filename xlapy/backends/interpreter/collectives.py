@@ -1,0 +1,1 @@
+"""Interpreter rules: collectives (being written)."""

@@ -1,0 +1,1 @@
+"""Interpreter rules: control_flow (being written)."""

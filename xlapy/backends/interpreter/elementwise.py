@@ -1,0 +1,1 @@
+"""Interpreter rules: elementwise (being written)."""

@@ -1,0 +1,69 @@
+"""Walks a computation in order and applies each opcode's rule.
+
+Correct rather than fast: this is the oracle every compiled backend is
+checked against, so each value is checked against its instruction's shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xlapy.backends.interpreter.rules import RULES, TOKEN
+from xlapy.errors import ExecutionError, XlapyError
+from xlapy.hlo.ir import HloComputation, HloInstruction
+from xlapy.hlo.opcode import Opcode
+from xlapy.hlo.shape import Shape
+
+# Importing the rule modules fills RULES; each registers the opcodes it owns.
+from xlapy.backends.interpreter import (  # noqa: E402,F401  isort: skip
+    elementwise, movement, indexing, reductions, control_flow, linalg, rng, collectives,
+)
+
+
+class Evaluator:
+    """Evaluates computations of one module; `call` is how rules run callees."""
+
+    def call(self, computation: HloComputation, args) -> object:
+        """The root value of `computation` applied to `args` (one per parameter)."""
+        if len(args) != computation.num_parameters:
+            raise ExecutionError(f"computation {computation.name} takes "
+                                 f"{computation.num_parameters} arguments, got {len(args)}")
+        values: dict[int, object] = {}
+        for instruction in computation.post_order():
+            if instruction.opcode is Opcode.PARAMETER:
+                values[id(instruction)] = args[instruction.parameter_number]
+                continue
+            operands = [values[id(op)] for op in instruction.operands]
+            values[id(instruction)] = self.evaluate(instruction, operands)
+        return values[id(computation.root_instruction)]
+
+    def evaluate(self, instruction: HloInstruction, operands: list) -> object:
+        """One instruction's value from its operands' values."""
+        fn = RULES.get(instruction.opcode)
+        if fn is None:
+            raise ExecutionError(f"the interpreter cannot evaluate {instruction.opcode.value} "
+                                 f"(instruction {instruction.name})")
+        try:
+            value = fn(instruction, operands, self)
+        except XlapyError:
+            raise
+        except Exception as e:  # a rule's bug or an input it rejects: say where
+            raise ExecutionError(f"evaluating {instruction.name} ({instruction.opcode.value}): "
+                                 f"{type(e).__name__}: {e}") from e
+        return conform(value, instruction.shape, instruction.name)
+
+
+def conform(value, shape: Shape, name: str):
+    """`value` as exactly `shape` (0-d results become arrays); else an error."""
+    if shape.is_tuple:
+        if not isinstance(value, tuple) or len(value) != len(shape.tuple_shapes):
+            raise ExecutionError(f"{name}: rule returned {type(value).__name__}, "
+                                 f"expected a tuple for {shape}")
+        return tuple(conform(v, s, name) for v, s in zip(value, shape.tuple_shapes))
+    if shape.is_token:
+        return TOKEN
+    array = np.asarray(value)
+    if array.dtype != shape.dtype or array.shape != shape.dimensions:
+        raise ExecutionError(f"{name}: rule returned {array.dtype}{list(array.shape)}, "
+                             f"expected {shape.to_text(False)}")
+    return array

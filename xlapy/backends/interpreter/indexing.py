@@ -1,0 +1,1 @@
+"""Interpreter rules: indexing (being written)."""

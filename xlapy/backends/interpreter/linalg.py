@@ -1,0 +1,1 @@
+"""Interpreter rules: linalg (being written)."""

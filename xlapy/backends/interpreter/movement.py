@@ -1,0 +1,1 @@
+"""Interpreter rules: movement (being written)."""

@@ -1,0 +1,1 @@
+"""Interpreter rules: reductions (being written)."""

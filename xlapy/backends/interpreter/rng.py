@@ -1,0 +1,1 @@
+"""Interpreter rules: rng (being written)."""

@@ -1,0 +1,49 @@
+"""HLO: the IR, XLA's text format both ways, shape inference, the verifier
+and a builder."""
+
+from xlapy.errors import ParseError, ShapeError, VerifierError
+from xlapy.hlo.attributes import (
+    ComparisonDirection,
+    ComparisonType,
+    ConvolutionDimensionNumbers,
+    FftType,
+    FusionKind,
+    OpMetadata,
+    PaddingConfig,
+    PaddingDimension,
+    Precision,
+    RandomDistribution,
+    RawAttribute,
+    RngAlgorithm,
+    SliceRange,
+    TriangularSolveTranspose,
+    Window,
+    WindowDimension,
+)
+from xlapy.hlo.dtypes import PrimitiveType
+from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
+from xlapy.hlo.opcode import Opcode
+from xlapy.hlo.shape import Layout, Shape
+
+
+def parse(text: str) -> HloModule:
+    """Parse XLA's HLO text (short or long form) into a module; ParseError if malformed."""
+    from xlapy.hlo.parser import parse_module
+
+    return parse_module(text)
+
+
+def verify(module: HloModule) -> None:
+    """Check every instruction's shape and contract; VerifierError names the culprit."""
+    from xlapy.hlo.verifier import verify as _verify
+
+    _verify(module)
+
+
+__all__ = [
+    "ComparisonDirection", "ComparisonType", "ConvolutionDimensionNumbers", "FftType",
+    "FusionKind", "HloComputation", "HloInstruction", "HloModule", "Layout", "OpMetadata",
+    "Opcode", "PaddingConfig", "PaddingDimension", "ParseError", "Precision", "PrimitiveType",
+    "RandomDistribution", "RawAttribute", "RngAlgorithm", "Shape", "ShapeError", "SliceRange",
+    "TriangularSolveTranspose", "VerifierError", "Window", "WindowDimension", "parse", "verify",
+]
