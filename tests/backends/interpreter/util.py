@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from xlapy.backends.interpreter.evaluator import Evaluator
+from xlapy.hlo.attributes import ComparisonDirection
 from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
 from xlapy.hlo.opcode import Opcode
@@ -28,8 +29,7 @@ def scalar_computation(opcode: str | Opcode, dtype, name: str = "") -> HloComput
     a = HloInstruction(Opcode.PARAMETER, scalar, name="a", parameter_number=0)
     b = HloInstruction(Opcode.PARAMETER, scalar, name="b", parameter_number=1)
     out = Shape.scalar(PrimitiveType.PRED) if opcode is Opcode.COMPARE else scalar
-    attrs = {"direction": __import__("xlapy.hlo.attributes", fromlist=["x"]).ComparisonDirection.LT} \
-        if opcode is Opcode.COMPARE else {}
+    attrs = {"direction": ComparisonDirection.LT} if opcode is Opcode.COMPARE else {}
     root = HloInstruction(opcode, out, [a, b], attrs, name="r")
     return HloComputation(name or f"{opcode.value}_{element.value}", [a, b, root])
 
