@@ -376,3 +376,38 @@ OPCODE_ATTRIBUTE_KINDS: dict[tuple[str, str], AttrKind] = {
 def attribute_kind(opcode_text: str, name: str) -> AttrKind:
     """How attribute `name` of an instruction with opcode `opcode_text` is spelled."""
     return OPCODE_ATTRIBUTE_KINDS.get((opcode_text, name), ATTRIBUTE_KINDS.get(name, AttrKind.RAW))
+
+
+# -- module header attributes -------------------------------------------------------
+@dataclass(frozen=True)
+class ComputationLayout:
+    """`entry_computation_layout={(f32[8,4]{1,0}, s32[])->f32[8]{0}}`."""
+
+    parameter_shapes: tuple  # tuple[Shape, ...]
+    result_shape: object     # Shape
+
+    def to_text(self) -> str:
+        params = ", ".join(s.to_text() for s in self.parameter_shapes)
+        return "{(" + params + ")->" + self.result_shape.to_text() + "}"
+
+
+@dataclass(frozen=True)
+class InputOutputAlias:
+    """One entry of `input_output_alias={ {0}: (1, {}, may-alias) }`: the output at
+    `output_index` shares its buffer with parameter `parameter_number` at
+    `parameter_index`; `kind` is "may-alias", "must-alias" or "" when unprinted."""
+
+    output_index: tuple[int, ...]
+    parameter_number: int
+    parameter_index: tuple[int, ...] = ()
+    kind: str = ""
+
+
+MODULE_ATTRIBUTE_KINDS: dict[str, str] = {
+    "entry_computation_layout": "computation_layout",  # -> ComputationLayout
+    "input_output_alias": "input_output_alias",        # -> tuple[InputOutputAlias, ...]
+    "is_scheduled": "bool",                            # -> bool
+    "replica_count": "int",                            # -> int
+    "num_partitions": "int",                           # -> int
+}
+"""Header attributes xlapy reads; any other header attribute is a RawAttribute."""
