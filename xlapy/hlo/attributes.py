@@ -258,7 +258,7 @@ class AttrKind(enum.Enum):
     STRING = "string"                # "TopK"                  -> str
     INT_LIST = "int_list"            # {1,0}                   -> tuple[int, ...]
     INT_LIST_LIST = "int_list_list"  # {{0,1},{2,3}}           -> tuple[tuple[int, ...], ...]
-    REPLICA_GROUPS = "replica_groups"  # {{0,1}} or [2,2]<=[4] -> tuple of tuples | IotaReplicaGroups
+    REPLICA_GROUPS = "replica_groups"  # {{0,1}} | [2,2]<=[4] -> tuples | IotaReplicaGroups
     COMPUTATION = "computation"      # %region_0              -> HloComputation
     COMPUTATION_LIST = "computation_list"  # {%a, %b}         -> tuple[HloComputation, ...]
     WINDOW = "window"                # {size=2x2 stride=2x2}   -> Window
@@ -375,7 +375,8 @@ OPCODE_ATTRIBUTE_KINDS: dict[tuple[str, str], AttrKind] = {
 
 def attribute_kind(opcode_text: str, name: str) -> AttrKind:
     """How attribute `name` of an instruction with opcode `opcode_text` is spelled."""
-    return OPCODE_ATTRIBUTE_KINDS.get((opcode_text, name), ATTRIBUTE_KINDS.get(name, AttrKind.RAW))
+    default = ATTRIBUTE_KINDS.get(name, AttrKind.RAW)
+    return OPCODE_ATTRIBUTE_KINDS.get((opcode_text, name), default)
 
 
 # -- module header attributes -------------------------------------------------------

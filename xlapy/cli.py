@@ -1,0 +1,31 @@
+"""The `xlapy` command: one subcommand per tool."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from xlapy.errors import XlapyError
+from xlapy.tools import demo, run_hlo
+
+COMMANDS = {
+    "demo": (demo, "run the main job: a model end to end"),
+    "run-hlo": (run_hlo, "run HLO text files on a backend and compare with the interpreter"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="xlapy", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (module, help_text) in COMMANDS.items():
+        module.add_arguments(sub.add_parser(name, help=help_text, description=module.__doc__))
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command][0].run(args)
+    except (OSError, ValueError, XlapyError) as e:  # bad file, bad text: a message, not a traceback
+        print(f"xlapy {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Command-line tools: `run-hlo`, `demo` (and later `opt`, `aot`, `bench`)."""
