@@ -1,0 +1,12 @@
+"""Test-wide settings: hypothesis runs a bounded, deterministic number of
+examples so the suite stays within CI's budget on 2 cores."""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default", max_examples=40, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=500, deadline=None)
+settings.load_profile(os.environ.get("XLAPY_HYPOTHESIS_PROFILE", "default"))
