@@ -34,17 +34,20 @@ def scalar_computation(opcode: str | Opcode, dtype, name: str = "") -> HloComput
     return HloComputation(name or f"{opcode.value}_{element.value}", [a, b, root])
 
 
-def run_op(opcode: str | Opcode, result_shape: Shape | str, *inputs, **attrs):
+def run_op(opcode: str | Opcode, result_shape: Shape | str, *inputs, operand_shapes=None,
+           **attrs):
     """Evaluate `opcode(inputs...)` with `attrs` and return the value.
 
-    `result_shape` may be a Shape or text like "f32[2,3]" (needs the parser)."""
+    `result_shape` may be a Shape or text like "f32[2,3]" (needs the parser);
+    `operand_shapes` overrides the parameters' shapes (to give them layouts)."""
     opcode = Opcode(opcode) if isinstance(opcode, str) else opcode
     if isinstance(result_shape, str):
         from xlapy.hlo.parser import parse_shape
 
         result_shape = parse_shape(result_shape)
-    params = [HloInstruction(Opcode.PARAMETER, shape_of(v), name=f"p{i}", parameter_number=i)
-              for i, v in enumerate(inputs)]
+    shapes = operand_shapes or [shape_of(v) for v in inputs]
+    params = [HloInstruction(Opcode.PARAMETER, s, name=f"p{i}", parameter_number=i)
+              for i, s in enumerate(shapes)]
     root = HloInstruction(opcode, result_shape, params, attrs, name="result")
     computation = HloComputation("entry", params + [root])
     module = HloModule("test")
