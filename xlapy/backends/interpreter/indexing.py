@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from xlapy.backends.interpreter.rules import rule
+from xlapy.backends.interpreter.scalar_function import ScalarFunction, as_list
 from xlapy.errors import ExecutionError
 from xlapy.hlo.ir import HloComputation, HloInstruction
-from xlapy.hlo.opcode import ELEMENTWISE, Opcode
-from xlapy.hlo.shape import Shape
+from xlapy.hlo.opcode import Opcode
 
 _LARGE = 2**62
 """Unsigned indices are capped here before becoming int64: still past any bound."""
@@ -258,19 +258,12 @@ def apply_in_order(combiner: HloComputation, evaluator, flats: list[np.ndarray],
     within a round targets are distinct and one vectorised call of the combiner
     does them all, while each target still sees its updates in order.
     """
-    cache: dict[int, HloComputation | None] = {}
+    fn = ScalarFunction(evaluator, combiner)
     for selected in _rounds(targets):
         where = targets[selected]
         current = [flat[where] for flat in flats]
         update = [value[selected] for value in values]
-        n = len(selected)
-        if n not in cache:
-            cache[n] = _vectorised(combiner, n)
-        if cache[n] is not None:
-            combined = _as_list(evaluator.call(cache[n], current + update))
-        else:
-            combined = _combine_one_by_one(combiner, evaluator, current, update)
-        for flat, new in zip(flats, combined):
+        for flat, new in zip(flats, as_list(fn(*current, *update))):
             flat[where] = new
 
 
@@ -288,59 +281,3 @@ def _rounds(targets: np.ndarray) -> list[np.ndarray]:
     occurrence[order] = np.arange(n) - group_start
     by_round = np.argsort(occurrence, kind="stable")
     return np.split(by_round, np.cumsum(np.bincount(occurrence))[:-1])
-
-
-def _as_list(value) -> list:
-    return list(value) if isinstance(value, tuple) else [value]
-
-
-def _combine_one_by_one(combiner, evaluator, current, update) -> list[np.ndarray]:
-    """The combiner called on scalars, element by element (any computation works)."""
-    results = [np.empty_like(c) for c in current]
-    for i in range(len(current[0])):
-        args = [np.asarray(c[i]) for c in current] + [np.asarray(u[i]) for u in update]
-        for result, value in zip(results, _as_list(evaluator.call(combiner, args))):
-            result[i] = value
-    return results
-
-
-_WIDENABLE = ELEMENTWISE | {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE,
-                            Opcode.GET_TUPLE_ELEMENT, Opcode.COPY}
-
-
-def _widen(shape: Shape, n: int) -> Shape | None:
-    """A scalar shape as [n] (tuples element-wise); None for anything else."""
-    if shape.is_tuple:
-        parts = [_widen(s, n) for s in shape.tuple_shapes]
-        return None if None in parts else Shape.tuple(parts)
-    if shape.is_array and shape.is_scalar:
-        return Shape.array(shape.element_type, (n,))
-    return None
-
-
-def _vectorised(computation: HloComputation, n: int) -> HloComputation | None:
-    """`computation` with every scalar widened to a vector of n, so that one call
-    applies it to n independent argument sets; None unless it is elementwise on
-    scalars throughout. Scalar constants become broadcasts."""
-    widened: dict[int, HloInstruction] = {}
-    instructions: list[HloInstruction] = []
-    for old in computation.post_order():
-        shape = _widen(old.shape, n)
-        if old.opcode not in _WIDENABLE or shape is None:
-            return None
-        if old.opcode is Opcode.CONSTANT:
-            if old.shape.is_tuple:
-                return None
-            scalar = HloInstruction(Opcode.CONSTANT, old.shape, name=old.name + ".scalar",
-                                    literal=old.literal)
-            instructions.append(scalar)
-            new = HloInstruction(Opcode.BROADCAST, shape, [scalar], {"dimensions": ()},
-                                 name=old.name)
-        else:
-            new = HloInstruction(old.opcode, shape, [widened[id(o)] for o in old.operands],
-                                 old.attrs, name=old.name,
-                                 parameter_number=old.parameter_number)
-        widened[id(old)] = new
-        instructions.append(new)
-    return HloComputation(computation.name + ".vectorised", instructions,
-                          root=widened[id(computation.root_instruction)])
