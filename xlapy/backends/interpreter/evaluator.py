@@ -16,7 +16,8 @@ from xlapy.hlo.shape import Shape
 
 # Importing the rule modules fills RULES; each registers the opcodes it owns.
 from xlapy.backends.interpreter import (  # noqa: E402,F401  isort: skip
-    elementwise, movement, indexing, reductions, control_flow, linalg, rng, collectives,
+    binary, collectives, control_flow, convert, elementwise, indexing, linalg, movement,
+    reductions, rng,
 )
 
 
