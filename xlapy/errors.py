@@ -47,3 +47,8 @@ class ShapeError(XlapyError, ValueError):
 
     Raised without an instruction name; the verifier and the parser add where.
     """
+
+
+class BuilderError(XlapyError, ValueError):
+    """A builder call that cannot make a valid instruction (not a shape rule: those
+    raise ShapeError). Says which call, in which computation, and why."""

@@ -1,7 +1,7 @@
 """HLO: the IR, XLA's text format both ways, shape inference, the verifier
 and a builder."""
 
-from xlapy.errors import ParseError, ShapeError, VerifierError
+from xlapy.errors import BuilderError, ParseError, ShapeError, VerifierError
 from xlapy.hlo.attributes import (
     ComparisonDirection,
     ComparisonType,
@@ -25,6 +25,8 @@ from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Layout, Shape
 
+from xlapy.hlo.builder import ComputationBuilder, ModuleBuilder  # noqa: E402  isort: skip
+
 
 def parse(text: str) -> HloModule:
     """Parse XLA's HLO text (short or long form) into a module; ParseError if malformed."""
@@ -41,6 +43,7 @@ def verify(module: HloModule) -> None:
 
 
 __all__ = [
+    "BuilderError", "ComputationBuilder", "ModuleBuilder",
     "ComparisonDirection", "ComparisonType", "ConvolutionDimensionNumbers", "FftType",
     "FusionKind", "HloComputation", "HloInstruction", "HloModule", "Layout", "OpMetadata",
     "Opcode", "PaddingConfig", "PaddingDimension", "ParseError", "Precision", "PrimitiveType",
