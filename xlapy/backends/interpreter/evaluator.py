@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlapy.backends.interpreter.rules import RULES, TOKEN
+from xlapy.backends.interpreter.rules import NOT_INTERPRETED, RULES, TOKEN
 from xlapy.errors import ExecutionError, XlapyError
 from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.opcode import Opcode
@@ -42,8 +42,9 @@ class Evaluator:
         """One instruction's value from its operands' values."""
         fn = RULES.get(instruction.opcode)
         if fn is None:
+            why = NOT_INTERPRETED.get(instruction.opcode, "no rule")
             raise ExecutionError(f"the interpreter cannot evaluate {instruction.opcode.value} "
-                                 f"(instruction {instruction.name})")
+                                 f"(instruction {instruction.name}): {why}")
         try:
             value = fn(instruction, operands, self)
         except XlapyError:

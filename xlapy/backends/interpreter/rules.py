@@ -38,3 +38,27 @@ def rule(*opcodes: Opcode) -> Callable[[Rule], Rule]:
         return fn
 
     return register
+
+
+NOT_INTERPRETED: dict[Opcode, str] = {
+    Opcode.ASYNC_START: "async wrappers appear only after scheduling passes",
+    Opcode.ASYNC_UPDATE: "async wrappers appear only after scheduling passes",
+    Opcode.ASYNC_DONE: "async wrappers appear only after scheduling passes",
+    Opcode.INFEED: "host transfers need a host queue, which a single execution lacks",
+    Opcode.OUTFEED: "host transfers need a host queue, which a single execution lacks",
+    Opcode.SEND: "point-to-point transfers need a peer device",
+    Opcode.SEND_DONE: "point-to-point transfers need a peer device",
+    Opcode.RECV: "point-to-point transfers need a peer device",
+    Opcode.RECV_DONE: "point-to-point transfers need a peer device",
+    Opcode.RNG_GET_AND_UPDATE_STATE: "a pass-internal op with backend-owned state",
+    Opcode.COLLECTIVE_REDUCE: "not yet specified in XLA's public semantics",
+    Opcode.RAGGED_ALL_TO_ALL: "ragged collectives are not modelled yet",
+    Opcode.RAGGED_DOT: "ragged dot dimension numbers are kept as raw text",
+    Opcode.SCALED_DOT: "scaled dot dimension numbers are kept as raw text",
+    Opcode.SCAN: "not yet specified in XLA's public semantics",
+    Opcode.SHUFFLE: "not yet specified in XLA's public semantics",
+    Opcode.DYNAMIC_RESHAPE: "dynamic shapes are not modelled",
+    Opcode.SET_DIMENSION_SIZE: "dynamic shapes are not modelled",
+}
+"""Opcodes the interpreter deliberately does not evaluate, and why (said in the
+error a module holding one gets)."""
