@@ -16,8 +16,8 @@ from xlapy.hlo.shape import Shape
 
 # Importing the rule modules fills RULES; each registers the opcodes it owns.
 from xlapy.backends.interpreter import (  # noqa: E402,F401  isort: skip
-    binary, collectives, control_flow, convert, elementwise, indexing, linalg, movement,
-    reductions, rng,
+    binary, collectives, control_flow, convert, convolution, elementwise, indexing, linalg,
+    movement, reductions, rng,
 )
 
 
