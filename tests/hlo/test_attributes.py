@@ -42,7 +42,8 @@ def test_window_prints_only_non_defaults():
 
 def test_padding_and_slices():
     p = PaddingConfig((PaddingDimension(0, 0), PaddingDimension(-1, 2, 1)))
-    assert p.to_text() == "0_0x-1_2_1"
+    assert p.to_text() == "0_0_0x-1_2_1"  # XLA spells every interior once any is set
+    assert PaddingConfig((PaddingDimension(1, 2),)).to_text() == "1_2"
     assert SliceRange(0, 4).to_text() == "[0:4]" and SliceRange(1, 9, 2).to_text() == "[1:9:2]"
 
 

@@ -37,3 +37,8 @@ def test_layout_extras_and_dynamic_dims():
     assert str(layout) == "{1,0:T(8,128)}"
     s = Shape(P.F32, (2, 4), None, (), (False, True))
     assert s.to_text() == "f32[2,<=4]" and s.is_dynamic
+
+
+def test_long_tuples_carry_index_markers():
+    t = Shape.tuple([Shape.scalar("f32")] * 7)
+    assert t.to_text() == "(f32[], f32[], f32[], f32[], f32[], /*index=5*/f32[], f32[])"

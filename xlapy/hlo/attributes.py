@@ -116,13 +116,17 @@ class PaddingDimension:
 
 @dataclass(frozen=True)
 class PaddingConfig:
-    """`padding=0_0x1_2_1`: low_high[_interior] per dimension (low/high may be negative)."""
+    """`padding=0_0x1_2_1`: low_high[_interior] per dimension (low/high may be negative).
+
+    When any dimension has interior padding XLA spells the interior of all of
+    them (`0_0_0x1_2_1`)."""
 
     dimensions: tuple[PaddingDimension, ...]
 
     def to_text(self) -> str:
-        return "x".join(
-            f"{d.low}_{d.high}" + (f"_{d.interior}" if d.interior else "") for d in self.dimensions)
+        interior = any(d.interior for d in self.dimensions)
+        return "x".join(f"{d.low}_{d.high}" + (f"_{d.interior}" if interior else "")
+                        for d in self.dimensions)
 
 
 @dataclass(frozen=True)
@@ -369,6 +373,10 @@ OPCODE_ATTRIBUTE_KINDS: dict[tuple[str, str], AttrKind] = {
     ("dot", "algorithm"): AttrKind.RAW,          # ALG_DOT_BF16_BF16_F32, not an RNG choice
     ("custom-call", "algorithm"): AttrKind.RAW,
     ("sort", "dimensions"): AttrKind.INT_LIST,
+    ("collective-permute", "slice_sizes"): AttrKind.INT_LIST_LIST,
+    ("collective-permute-start", "slice_sizes"): AttrKind.INT_LIST_LIST,
+    ("ragged-dot", "algorithm"): AttrKind.RAW,
+    ("scaled-dot", "algorithm"): AttrKind.RAW,
 }
 """Per-opcode exceptions to ATTRIBUTE_KINDS, keyed by (opcode text, attribute name)."""
 
@@ -388,8 +396,10 @@ class ComputationLayout:
     result_shape: object     # Shape
 
     def to_text(self) -> str:
-        params = ", ".join(s.to_text() for s in self.parameter_shapes)
-        return "{(" + params + ")->" + self.result_shape.to_text() + "}"
+        from xlapy.hlo.shape import Shape
+
+        params = Shape.tuple(self.parameter_shapes).to_text()
+        return "{" + params + "->" + self.result_shape.to_text() + "}"
 
 
 @dataclass(frozen=True)

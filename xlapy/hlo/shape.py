@@ -160,9 +160,12 @@ class Shape:
 
     # -- printing ---------------------------------------------------------------------
     def to_text(self, print_layout: bool = True) -> str:
-        """XLA's spelling: `f32[2,3]{1,0}`, `(f32[], s32[4]{0})`, `token[]`."""
+        """XLA's spelling: `f32[2,3]{1,0}`, `(f32[], s32[4]{0})`, `token[]`; long
+        tuples carry a `/*index=N*/` marker before every fifth element, as XLA prints."""
         if self.is_tuple:
-            return "(" + ", ".join(s.to_text(print_layout) for s in self.tuple_shapes) + ")"
+            parts = [(f"/*index={i}*/" if i and i % 5 == 0 else "") + s.to_text(print_layout)
+                     for i, s in enumerate(self.tuple_shapes)]
+            return "(" + ", ".join(parts) + ")"
         if self.is_token or self.element_type is PrimitiveType.OPAQUE:
             return f"{self.element_type.value}[]"
         dynamic = self.dynamic_dimensions or (False,) * self.rank
