@@ -2,7 +2,9 @@
 
 from xlapy import hlo
 from xlapy.backends import available_backends
+from xlapy.core.array import Array
 from xlapy.errors import CompileError, ExecutionError, ParseError, VerifierError, XlapyError
+from xlapy.jit import jit
 from xlapy.runtime import compile, execute
 
 __version__ = "0.1.0"
@@ -16,5 +18,5 @@ def devices() -> list[str]:
     return [default_backend()] + [n for n in names if n != default_backend()]
 
 
-__all__ = ["CompileError", "ExecutionError", "ParseError", "VerifierError", "XlapyError",
-           "available_backends", "compile", "devices", "execute", "hlo"]
+__all__ = ["Array", "CompileError", "ExecutionError", "ParseError", "VerifierError",
+           "XlapyError", "available_backends", "compile", "devices", "execute", "hlo", "jit"]

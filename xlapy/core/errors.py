@@ -1,0 +1,41 @@
+"""Frontend errors that point at the user's own source line."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from xlapy.errors import CompileError
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_frame() -> tuple[str, int, str] | None:
+    """(file, line, function) of the innermost caller outside xlapy itself."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen"):
+            return filename, frame.f_lineno, frame.f_code.co_name
+        frame = frame.f_back
+    return None
+
+
+def where() -> str:
+    """`file.py:12 (in f)` for the user's current line, or '' when unknown."""
+    frame = user_frame()
+    if frame is None:
+        return ""
+    filename, line, function = frame
+    return f"{filename}:{line} (in {function})"
+
+
+class ConcretizationError(CompileError, TypeError):
+    """Python control flow or a conversion needed the value of a traced array."""
+
+
+def compile_error(operation: str, why: str) -> CompileError:
+    """A CompileError naming the operation, why it cannot compile and where."""
+    location = where()
+    return CompileError(f"{operation} cannot be compiled: {why}"
+                        + (f"\n  at {location}" if location else ""))

@@ -1,0 +1,297 @@
+"""`xlapy.jit`: trace a Python function to HLO once per argument signature,
+compile it, and call the compiled executable from then on.
+
+Must-compile semantics, as `tf.function(jit_compile=True)` promises: the
+whole function becomes one module or `CompileError` says which operation
+cannot, why, and where in the user's code.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from xlapy.backends import Executable, get_backend
+from xlapy.core.array import Array, ConcreteArray
+from xlapy.core.dtypes import dtype_and_weak
+from xlapy.core.pytree import TreeDef, tree_flatten, tree_unflatten
+from xlapy.core.subtrace import ShapedArray
+from xlapy.core.trace import Trace, Tracer, as_array
+from xlapy.errors import CompileError
+from xlapy.hlo.attributes import InputOutputAlias
+from xlapy.hlo.builder import ModuleBuilder
+from xlapy.hlo.ir import HloModule
+
+log = logging.getLogger("xlapy.jit")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a compiled executable is specialised on: the dynamic arguments'
+    pytree structure and abstract values, and the static arguments' values."""
+
+    tree: TreeDef
+    avals: tuple[ShapedArray, ...]
+    static: tuple
+
+    def explain_difference(self, other: Signature, names: Sequence[str]) -> str:
+        """Why `self` (a new call) missed a cache entry compiled for `other`."""
+        if self.static != other.static:
+            return f"static arguments changed: {other.static} -> {self.static}"
+        if self.tree != other.tree:
+            return f"argument structure changed: {other.tree} -> {self.tree}"
+        for i, (a, b) in enumerate(zip(self.avals, other.avals)):
+            if a != b:
+                return f"{names[i] if i < len(names) else f'leaf {i}'}: {b} -> {a}"
+        return "no difference"
+
+
+@dataclass
+class _Entry:
+    executable: Executable
+    out_tree: TreeDef
+    out_weak: tuple[bool, ...]
+    donated: tuple[int, ...]
+
+
+class JitFunction:
+    """A jitted function: call it like the original; `.lower(*args)` stages it."""
+
+    def __init__(self, fn: Callable, static_argnums=(), static_argnames=(),
+                 donate_argnums=(), backend: str | None = None):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.static_argnums = _as_tuple(static_argnums)
+        self.static_argnames = _as_tuple(static_argnames)
+        self.donate_argnums = _as_tuple(donate_argnums)
+        self.backend = backend
+        self._cache: dict[Signature, _Entry] = {}
+        self.compile_count = 0
+        self.cache_misses: list[str] = []
+        """One line per compilation after the first: which argument changed."""
+        try:
+            self._parameters = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            self._parameters = []
+        self.__name__ = getattr(fn, "__name__", "fn")
+
+    # -- the per-call path ----------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        dynamic, static = self._split(args, kwargs)
+        leaves, tree = tree_flatten(dynamic)
+        if any(isinstance(x, Tracer) for x in leaves):  # called inside another trace: inline
+            return self.fn(*args, **kwargs)
+        avals = tuple(_aval(x) for x in leaves)
+        signature = Signature(tree, avals, static)
+        entry = self._cache.get(signature)
+        if entry is None:
+            entry = self._compile(signature, args, kwargs)
+        values = [_host_value(x, a) for x, a in zip(leaves, avals)]
+        results = entry.executable.execute(*values)
+        for i in entry.donated:
+            if isinstance(leaves[i], ConcreteArray):
+                leaves[i].delete()
+        outs = [ConcreteArray(r, w) for r, w in zip(results, entry.out_weak)]
+        return tree_unflatten(entry.out_tree, outs)
+
+    def _split(self, args, kwargs):
+        """(dynamic pytree, static values) of a call."""
+        static_nums = {i if i >= 0 else i + len(args) for i in self.static_argnums}
+        dynamic_args, static = [], []
+        for i, a in enumerate(args):
+            (static if i in static_nums else dynamic_args).append(a)
+        dynamic_kwargs = {}
+        for k in sorted(kwargs):
+            if k in self.static_argnames or self._static_position(k) in static_nums:
+                static.append((k, kwargs[k]))
+            else:
+                dynamic_kwargs[k] = kwargs[k]
+        try:
+            hash(tuple(static))
+        except TypeError as e:
+            raise TypeError(f"static arguments of {self.__name__} must be hashable: {e}") from None
+        return (tuple(dynamic_args), dynamic_kwargs), tuple(static)
+
+    def _static_position(self, name: str) -> int | None:
+        return self._parameters.index(name) if name in self._parameters else None
+
+    # -- staging --------------------------------------------------------------------------
+    def lower(self, *args, **kwargs) -> Lowered:
+        """Trace for these arguments' signature: the module before optimisation."""
+        module, out_tree, out_weak, donated = self._trace(args, kwargs)
+        return Lowered(module, self.backend, out_tree, out_weak)
+
+    def _compile(self, signature: Signature, args, kwargs) -> _Entry:
+        if self._cache:
+            previous = list(self._cache)[-1]
+            reason = signature.explain_difference(previous, self._leaf_names(signature))
+            self.cache_misses.append(reason)
+            log.info("recompiling %s: %s", self.__name__, reason)
+        module, out_tree, out_weak, donated = self._trace(args, kwargs)
+        try:
+            executable = get_backend(self.backend).compile(module)
+        except CompileError:
+            raise
+        self.compile_count += 1
+        entry = _Entry(executable, out_tree, out_weak, donated)
+        self._cache[signature] = entry
+        return entry
+
+    def _leaf_names(self, signature: Signature) -> list[str]:
+        names = [f"argument {i}" for i in range(len(signature.avals))]
+        return names
+
+    def _trace(self, args, kwargs):
+        dynamic, _ = self._split(args, kwargs)
+        leaves, tree = tree_flatten(dynamic)
+        module_builder = ModuleBuilder(f"jit_{self.__name__}")
+        builder = module_builder.computation("main")
+        trace = Trace(builder, f"jit({self.__name__})")
+        with trace:
+            tracers = []
+            for i, leaf in enumerate(leaves):
+                aval = _aval(leaf)
+                tracers.append(trace.parameter(aval.hlo_shape, aval.weak_type, name=f"Arg_{i}",
+                                               origin=self._describe_leaf(i, tree)))
+            dyn_args, dyn_kwargs = tree_unflatten(tree, tracers)
+            call_args, call_kwargs = self._merge(args, kwargs, dyn_args, dyn_kwargs)
+            out = self.fn(*call_args, **call_kwargs)
+            out_leaves, out_tree = tree_flatten(out)
+            try:
+                outs = [trace.lift(as_array(x)) for x in out_leaves]
+            except TypeError as e:
+                raise CompileError(f"{self.__name__} returned a value that is not an array: "
+                                   f"{e}") from None
+            if out_tree.node_type is None:
+                root = outs[0].instruction
+            else:
+                root = builder.tuple([o.instruction for o in outs])
+        module = module_builder.build(builder.build(root))
+        donated = self._donate(module, leaves, tree, outs)
+        return module, out_tree, tuple(o.weak_type for o in outs), donated
+
+    def _merge(self, args, kwargs, dyn_args, dyn_kwargs):
+        static_nums = {i if i >= 0 else i + len(args) for i in self.static_argnums}
+        it = iter(dyn_args)
+        call_args = [a if i in static_nums else next(it) for i, a in enumerate(args)]
+        call_kwargs = {k: dyn_kwargs.get(k, v) for k, v in kwargs.items()}
+        return call_args, call_kwargs
+
+    def _describe_leaf(self, i: int, tree: TreeDef) -> str:
+        return f"argument leaf {i} of {self.__name__}"
+
+    def _donate(self, module: HloModule, leaves, tree: TreeDef, outs) -> tuple[int, ...]:
+        """Alias each donated argument leaf to an output of the same shape and dtype."""
+        if not self.donate_argnums:
+            return ()
+        positional = tree.children[0].children if tree.children else ()
+        donated_leaves, start = [], 0
+        for i, child in enumerate(positional):
+            if i in self.donate_argnums:
+                donated_leaves += range(start, start + child.num_leaves)
+            start += child.num_leaves
+        out_shapes = [o.hlo_shape for o in outs]
+        taken: set[int] = set()
+        aliases, honoured = [], []
+        for leaf in donated_leaves:
+            shape = _aval(leaves[leaf]).hlo_shape
+            match = next((j for j, s in enumerate(out_shapes)
+                          if j not in taken and s.compatible(shape)), None)
+            if match is None:
+                warnings.warn(f"{self.__name__}: donated argument leaf {leaf} "
+                              f"({shape.to_text(False)}) was not used: no output has that shape "
+                              "and dtype", stacklevel=4)
+                continue
+            taken.add(match)
+            honoured.append(leaf)
+            index = (match,) if len(outs) > 1 or tree_is_tuple(module) else ()
+            aliases.append(InputOutputAlias(index, leaf, (), "may-alias"))
+        if aliases:
+            module.attributes["input_output_alias"] = tuple(aliases)
+        return tuple(honoured)
+
+
+def tree_is_tuple(module: HloModule) -> bool:
+    return module.entry_computation.root_instruction.shape.is_tuple
+
+
+class Lowered:
+    """A traced module, before optimisation: `as_text()`, `compile()`."""
+
+    def __init__(self, module: HloModule, backend: str | None, out_tree, out_weak):
+        self.module = module
+        self.backend = backend
+        self._out_tree = out_tree
+        self._out_weak = out_weak
+
+    def as_text(self) -> str:
+        """The module in XLA's text format, as jax's `lower(...).as_text(dialect='hlo')`."""
+        return self.module.to_text(short=True)
+
+    def compile(self) -> Compiled:
+        return Compiled(get_backend(self.backend).compile(self.module), self._out_tree,
+                        self._out_weak)
+
+
+class Compiled:
+    """A compiled module: call it with the lowered signature's arguments."""
+
+    def __init__(self, executable: Executable, out_tree, out_weak):
+        self.executable = executable
+        self._out_tree = out_tree
+        self._out_weak = out_weak
+
+    def as_text(self) -> str:
+        """The optimised module the backend runs."""
+        return self.executable.as_text()
+
+    def __call__(self, *args):
+        leaves, _ = tree_flatten(args)
+        results = self.executable.execute(*[np.asarray(x) for x in leaves])
+        outs = [ConcreteArray(r, w) for r, w in zip(results, self._out_weak)]
+        return tree_unflatten(self._out_tree, outs)
+
+
+def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(),
+        donate_argnums=(), backend: str | None = None):
+    """Compile `fn` with XLA semantics: once per argument signature, then reuse.
+
+    Usable as `jit(f)`, `@jit` or `@jit(static_argnums=1)`."""
+    if fn is None:
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                             donate_argnums=donate_argnums, backend=backend)
+    return JitFunction(fn, static_argnums, static_argnames, donate_argnums, backend)
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _aval(leaf) -> ShapedArray:
+    """The abstract value of an argument leaf (arrays, NumPy values, Python scalars)."""
+    if isinstance(leaf, Array):
+        return ShapedArray(tuple(leaf.shape), np.dtype(leaf.dtype), leaf.weak_type)
+    if isinstance(leaf, np.ndarray):
+        return ShapedArray(leaf.shape, leaf.dtype, False)
+    try:
+        dtype, weak = dtype_and_weak(leaf)
+    except TypeError:
+        raise TypeError(f"jit arguments must be arrays or scalars, got {type(leaf).__name__}; "
+                        "mark it static with static_argnums") from None
+    return ShapedArray(np.shape(leaf), dtype, weak)
+
+
+def _host_value(leaf, aval: ShapedArray) -> np.ndarray:
+    if isinstance(leaf, ConcreteArray):
+        return leaf.value
+    if isinstance(leaf, np.ndarray) and leaf.dtype == aval.dtype:
+        return leaf
+    return np.asarray(leaf, dtype=aval.dtype)

@@ -1,0 +1,3 @@
+"""xlapy.lax: reductions primitives (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""xlapy.lax: structural primitives (being written)."""
+
+__all__: list[str] = []
