@@ -1,0 +1,3 @@
+"""xlapy.numpy: _creation (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""xlapy.numpy: _indexing (being written)."""
+
+__all__: list[str] = []

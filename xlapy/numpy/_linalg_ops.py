@@ -1,0 +1,3 @@
+"""xlapy.numpy: _linalg_ops (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""xlapy.numpy: _manipulation (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""xlapy.numpy: _math (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""xlapy.numpy: _reductions (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""xlapy.numpy: _sorting (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""xlapy.numpy: linalg (being written)."""
+
+__all__: list[str] = []
