@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -144,21 +145,36 @@ class JitFunction:
         return entry
 
     def _leaf_names(self, signature: Signature) -> list[str]:
-        names = [f"argument {i}" for i in range(len(signature.avals))]
+        return [f"argument {name}" for name in self._leaf_names_of(signature.tree)]
+
+    def _leaf_names_of(self, tree: TreeDef) -> list[str]:
+        """A readable name per dynamic leaf: `x`, `params[1]`, or the leaf number."""
+        positional, keywords = tree.children
+        static = {i for i in self.static_argnums if i >= 0}
+        dynamic_params = [p for i, p in enumerate(self._parameters) if i not in static]
+        names = []
+        for k, child in enumerate(positional.children):
+            base = dynamic_params[k] if k < len(dynamic_params) else f"{k}"
+            names += [base] if child.num_leaves == 1 else \
+                [f"{base}[{j}]" for j in range(child.num_leaves)]
+        for key, child in zip(keywords.aux or (), keywords.children):
+            names += [key] if child.num_leaves == 1 else \
+                [f"{key}[{j}]" for j in range(child.num_leaves)]
         return names
 
     def _trace(self, args, kwargs):
         dynamic, _ = self._split(args, kwargs)
         leaves, tree = tree_flatten(dynamic)
-        module_builder = ModuleBuilder(f"jit_{self.__name__}")
+        module_builder = ModuleBuilder("jit_" + re.sub(r"[^A-Za-z0-9_.-]", "_", self.__name__))
         builder = module_builder.computation("main")
         trace = Trace(builder, f"jit({self.__name__})")
         with trace:
             tracers = []
+            names = self._leaf_names_of(tree)
             for i, leaf in enumerate(leaves):
                 aval = _aval(leaf)
                 tracers.append(trace.parameter(aval.hlo_shape, aval.weak_type, name=f"Arg_{i}",
-                                               origin=self._describe_leaf(i, tree)))
+                                               origin=f"argument {names[i]} of {self.__name__}"))
             dyn_args, dyn_kwargs = tree_unflatten(tree, tracers)
             call_args, call_kwargs = self._merge(args, kwargs, dyn_args, dyn_kwargs)
             out = self.fn(*call_args, **call_kwargs)
@@ -182,9 +198,6 @@ class JitFunction:
         call_args = [a if i in static_nums else next(it) for i, a in enumerate(args)]
         call_kwargs = {k: dyn_kwargs.get(k, v) for k, v in kwargs.items()}
         return call_args, call_kwargs
-
-    def _describe_leaf(self, i: int, tree: TreeDef) -> str:
-        return f"argument leaf {i} of {self.__name__}"
 
     def _donate(self, module: HloModule, leaves, tree: TreeDef, outs) -> tuple[int, ...]:
         """Alias each donated argument leaf to an output of the same shape and dtype."""

@@ -106,6 +106,8 @@ def dtype_and_weak(value) -> tuple[np.dtype, bool]:
     weak_type = getattr(value, "weak_type", None)
     if weak_type is not None:
         return np.dtype(value.dtype), weak_type
+    if isinstance(value, (np.ndarray, np.generic)):  # before int/float: np.float64 is a float
+        return canonicalize(value.dtype), False
     if isinstance(value, bool):
         return bool_, False
     if isinstance(value, int):
@@ -114,8 +116,6 @@ def dtype_and_weak(value) -> tuple[np.dtype, bool]:
         return DEFAULT_FLOAT, True
     if isinstance(value, complex):
         return DEFAULT_COMPLEX, True
-    if isinstance(value, (np.ndarray, np.generic)):
-        return canonicalize(value.dtype), False
     try:
         return canonicalize(np.dtype(value)), False
     except TypeError:

@@ -174,11 +174,11 @@ def as_array(value, dtype=None) -> Array:
         from xlapy import lax
 
         return lax.convert_element_type(value, dtype)
-    weak = isinstance(value, (int, float, complex)) and not isinstance(value, bool) \
-        and dtype is None
+    weak = (isinstance(value, (int, float, complex)) and not isinstance(value, (bool, np.generic))
+            and dtype is None)
     target = np.dtype(dtype) if dtype is not None else dtypes.default_dtype_of(value)
     array = np.asarray(value)
-    if array.dtype.kind == "O":
+    if array.dtype.kind in "OUSM" or (array.dtype.kind == "V" and array.dtype.names):
         raise TypeError(f"cannot make an array of {type(value).__name__} {value!r}")
     with np.errstate(all="ignore"):
         return ConcreteArray(array.astype(target, copy=False), weak)
@@ -247,21 +247,25 @@ def _emit(trace: Trace, opcode, operands, attrs, shape, weak_type, name):
         return trace.lift(operand).instruction
 
     handles = [handle(o) for o in operands]
-    builder.set_op_metadata(trace.metadata(name or opcode.value))
+    metadata = trace.metadata(name or opcode.value)
+    builder.set_op_metadata(metadata)
     try:
         instruction = builder.add_instruction(opcode, handles, shape, **attrs)
     finally:
         builder.set_op_metadata(None)
-    return _wrap_traced(trace, instruction, weak_type)
+    origin = f"{name or opcode.value}"
+    if metadata.get("source_file"):
+        origin += f" at {metadata.get('source_file')}:{metadata.get('source_line')}"
+    return _wrap_traced(trace, instruction, weak_type, origin)
 
 
-def _wrap_traced(trace: Trace, instruction: HloInstruction, weak_type: bool):
+def _wrap_traced(trace: Trace, instruction: HloInstruction, weak_type: bool, origin: str):
     if not instruction.shape.is_tuple:
-        return Tracer(trace, instruction, weak_type, f"{instruction.opcode.value}")
+        return Tracer(trace, instruction, weak_type, origin)
     parts = []
     for i in range(len(instruction.shape.tuple_shapes)):
         element = trace.builder.get_tuple_element(instruction, i)
-        parts.append(_wrap_traced(trace, element, weak_type))
+        parts.append(_wrap_traced(trace, element, weak_type, f"output {i} of {origin}"))
     return tuple(parts)
 
 

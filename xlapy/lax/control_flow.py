@@ -112,7 +112,11 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         raise ValueError(f"scan: every xs leaf needs leading dimension {length}")
 
     def x_at(i):
-        return tree_unflatten(x_tree, [lax.index_in_dim(x, i, keepdims=False)
+        """Step i's slice of every xs leaf (i a Python int eagerly, traced in a loop)."""
+        if isinstance(i, int):
+            return tree_unflatten(x_tree, [lax.index_in_dim(x, i, keepdims=False)
+                                           for x in x_arrays])
+        return tree_unflatten(x_tree, [lax.dynamic_index_in_dim(x, i, keepdims=False)
                                        for x in x_arrays])
 
     if current_trace() is None:

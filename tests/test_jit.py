@@ -1,0 +1,173 @@
+"""`xlapy.jit`: one compile per signature, pytrees, static and donated
+arguments, must-compile errors that point at the user's line, metadata."""
+
+import collections
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+import xlapy
+from xlapy import lax
+from xlapy.core.errors import ConcretizationError
+from xlapy.core.trace import as_array
+from xlapy.hlo import parse
+from xlapy.hlo.opcode import Opcode
+
+X = np.arange(3, dtype=np.float32)
+
+
+def line_of(marker: str) -> int:
+    """The line of this file holding `marker` (to check reported locations)."""
+    source = inspect.getsource(inspect.getmodule(line_of)).splitlines()
+    return next(i + 1 for i, text in enumerate(source) if marker in text and "line_of" not in text)
+
+
+def test_one_compile_per_signature():
+    f = xlapy.jit(lambda x, y: lax.add(x, lax.mul(y, 2.0)))
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(X, X)), X * 3)
+    assert f.compile_count == 1
+    f(np.arange(4, dtype=np.float32), np.ones(4, np.float32))
+    assert f.compile_count == 2
+    assert f.cache_misses == ["argument x: f32[3] -> f32[4]"]
+    f(X.astype(np.float64), X.astype(np.float64))
+    assert f.compile_count == 3 and "f64[3]" in f.cache_misses[-1]
+
+
+def test_weak_type_is_part_of_the_signature():
+    f = xlapy.jit(lambda x: lax.mul(x, x))
+    assert np.asarray(f(3.0)).dtype == np.float32 and f(3.0).weak_type
+    f(np.float32(3.0))
+    assert f.compile_count == 2 and "(weak)" in f.cache_misses[0]
+
+
+def test_static_arguments_by_position_and_name():
+    @xlapy.jit
+    def plain(x):
+        return x
+
+    def power(x, n):
+        out = x
+        for _ in range(n - 1):  # Python control flow on a static value is fine
+            out = lax.mul(out, x)
+        return out
+
+    f = xlapy.jit(power, static_argnums=1)
+    np.testing.assert_array_equal(np.asarray(f(X, 3)), X ** 3)
+    np.testing.assert_array_equal(np.asarray(f(X, 2)), X ** 2)
+    assert f.compile_count == 2 and "static arguments changed" in f.cache_misses[0]
+    g = xlapy.jit(power, static_argnames="n")
+    np.testing.assert_array_equal(np.asarray(g(X, n=2)), X ** 2)
+    assert np.asarray(plain(X)).dtype == np.float32
+
+
+def test_unhashable_static_argument():
+    f = xlapy.jit(lambda x, n: x, static_argnums=1)
+    with pytest.raises(TypeError, match="hashable"):
+        f(X, [1, 2])
+
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+def test_pytrees_in_and_out():
+    @xlapy.jit
+    def f(params, batch):
+        w, b = params["w"], params["b"]
+        return Pair(lax.add(lax.mul(batch.a, w), b), None), [batch.b]
+
+    out, rest = f({"w": X, "b": np.float32(1)}, Pair(X, np.int32(7)))
+    assert isinstance(out, Pair) and out.b is None
+    np.testing.assert_array_equal(np.asarray(out.a), X * X + 1)
+    assert int(rest[0]) == 7
+
+
+def test_decorator_with_options_and_keyword_arguments():
+    @xlapy.jit(static_argnames=("scale",))
+    def f(x, *, scale):
+        return lax.mul(x, float(scale))
+
+    np.testing.assert_array_equal(np.asarray(f(X, scale=2)), X * 2)
+
+
+def test_python_if_on_traced_value_says_what_to_do():
+    def f(x):
+        if lax.gt(x, 0.0):  # BAD-IF
+            return x
+        return lax.neg(x)
+
+    with pytest.raises(ConcretizationError) as info:
+        xlapy.jit(f)(np.float32(1))
+    message = str(info.value)
+    assert "bool()" in message and "lax.cond" in message
+    assert f"pred[] from gt at {__file__}:{line_of('# BAD-IF')}" in message
+    assert isinstance(info.value, xlapy.CompileError)
+
+
+@pytest.mark.parametrize("convert", [int, float, lambda x: np.asarray(x), lambda x: [0][x]])
+def test_conversions_of_traced_values_are_errors(convert):
+    with pytest.raises(ConcretizationError, match="while_loop|lax.cond"):
+        xlapy.jit(lambda x: convert(x))(np.int32(0))
+
+
+def test_leaked_tracer_is_an_error():
+    leaked = []
+    xlapy.jit(lambda x: leaked.append(x) or x)(X)
+    with pytest.raises(ConcretizationError, match="outside the function"):
+        lax.add(leaked[0], 1.0)
+
+
+def test_metadata_points_at_the_users_line():
+    def f(x):
+        return lax.exp(x)  # EXP-LINE
+
+    module = xlapy.jit(f).lower(X).module
+    exp = next(i for i in module.entry_computation.instructions if i.opcode is Opcode.EXP)
+    metadata = exp.attrs["metadata"]
+    assert metadata.get("op_name") == "jit(f)/exp"
+    assert metadata.get("source_file") == __file__
+    assert metadata.get("source_line") == line_of("# EXP-LINE")
+
+
+def test_lowered_text_parses_back_and_compiled_text_exists():
+    f = xlapy.jit(lambda x, y: lax.reduce_precision(lax.add(x, y), 5, 10))
+    text = f.lower(X, X).as_text()
+    assert text.startswith("HloModule jit_")
+    module = parse(text)
+    assert module == parse(module.to_text())
+    compiled = f.lower(X, X).compile()
+    assert "ENTRY" in compiled.as_text()
+    np.testing.assert_array_equal(np.asarray(compiled(X, X)), np.asarray(f(X, X)))
+
+
+def test_donated_argument_becomes_an_alias_and_is_deleted():
+    f = xlapy.jit(lambda x, y: lax.add(x, y), donate_argnums=0)
+    alias = f.lower(X, X).module.attributes["input_output_alias"]
+    assert [(a.output_index, a.parameter_number) for a in alias] == [((), 0)]
+    x = as_array(X.copy())
+    np.testing.assert_array_equal(np.asarray(f(x, X)), X * 2)
+    assert x.is_deleted()
+    with pytest.raises(RuntimeError, match="donated"):
+        np.asarray(x)
+
+
+def test_donation_that_cannot_be_honoured_is_reported():
+    f = xlapy.jit(lambda x: lax.convert_element_type(x, np.int32), donate_argnums=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f.lower(X)
+    assert any("no output has that shape and dtype" in str(w.message) for w in caught)
+
+
+def test_nested_jit_inlines():
+    inner = xlapy.jit(lambda x: lax.mul(x, 2.0))
+    outer = xlapy.jit(lambda x: lax.add(inner(x), 1.0))
+    np.testing.assert_array_equal(np.asarray(outer(X)), X * 2 + 1)
+    assert inner.compile_count == 0
+
+
+def test_non_array_result_is_a_compile_error():
+    with pytest.raises(xlapy.CompileError, match="not an array"):
+        xlapy.jit(lambda x: "text")(X)
