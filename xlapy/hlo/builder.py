@@ -58,7 +58,8 @@ class ModuleBuilder:
     def __init__(self, name: str):
         self.name = name
         self._next_id = 1
-        self._shared: dict[tuple, HloComputation] = {}
+        self.shared: dict[tuple, HloComputation] = {}
+        """Called computations reused across the module, by key (reducers, comparators)."""
 
     def unique_name(self, base: str) -> str:
         """`base.N` with N counting up across the module, as XLA numbers names."""
@@ -77,12 +78,12 @@ class ModuleBuilder:
             raise BuilderError(f"module {self.name}: reducer opcode {opcode!r} is not an Opcode")
         element_type = self._element_type(element_type)
         key = ("reducer", opcode, element_type)
-        if key not in self._shared:
+        if key not in self.shared:
             b = self.computation(f"{opcode.name.lower()}_{element_type.value}")
             scalar = Shape.scalar(element_type)
             b.binary(opcode, b.parameter(0, scalar, "lhs"), b.parameter(1, scalar, "rhs"))
-            self._shared[key] = b.build()
-        return self._shared[key]
+            self.shared[key] = b.build()
+        return self.shared[key]
 
     def scalar_comparator(self, direction, element_type) -> HloComputation:
         """`(lhs, rhs) -> compare(lhs, rhs, direction)`: a sort comparator for one operand,
@@ -93,12 +94,12 @@ class ModuleBuilder:
         except ValueError as e:
             raise BuilderError(f"module {self.name}: {e}") from e
         key = ("comparator", direction, element_type)
-        if key not in self._shared:
+        if key not in self.shared:
             b = self.computation(f"compare_{direction.value.lower()}_{element_type.value}")
             scalar = Shape.scalar(element_type)
             b.compare(b.parameter(0, scalar, "lhs"), b.parameter(1, scalar, "rhs"), direction)
-            self._shared[key] = b.build()
-        return self._shared[key]
+            self.shared[key] = b.build()
+        return self.shared[key]
 
     def build(self, entry: ComputationBuilder | HloComputation, verify: bool = True) -> HloModule:
         """The module whose entry is `entry`, holding every computation it calls (callees
