@@ -1,3 +1,0 @@
-"""xlapy.lax: structural primitives (being written)."""
-
-__all__: list[str] = []
