@@ -1,7 +1,11 @@
 """Test-wide settings: hypothesis runs a bounded, deterministic number of
-examples so the suite stays within CI's budget on 2 cores."""
+examples so the suite stays within CI's budget on 2 cores, and pass
+pipelines run the verifier after every pass."""
 
 import os
+
+# Every pass pipeline run by a test verifies the module after each pass.
+os.environ.setdefault("XLAPY_FLAGS", "--xlapy_verify_hlo_passes")
 
 from hypothesis import HealthCheck, settings
 

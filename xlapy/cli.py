@@ -6,10 +6,11 @@ import argparse
 import sys
 
 from xlapy.errors import XlapyError
-from xlapy.tools import demo, run_hlo
+from xlapy.tools import demo, opt, run_hlo
 
 COMMANDS = {
     "demo": (demo, "run the main job: a model end to end"),
+    "opt": (opt, "run HLO passes on a module and print the result"),
     "run-hlo": (run_hlo, "run HLO text files on a backend and compare with the interpreter"),
 }
 

@@ -91,6 +91,18 @@ def sort(computation: HloComputation) -> None:
     computation.instructions = order
 
 
+def forward_operands(instruction: HloInstruction, replacements: dict[int, HloInstruction]) -> None:
+    """Point `instruction` at the replacements of its operands (id(old) -> new).
+
+    The passes that rewrite many instructions walk a computation once in order,
+    forwarding each instruction's operands as they reach it, instead of calling
+    `mutation.replace_uses` (a scan of the whole computation) per rewrite; this
+    keeps them linear on large modules. The caller forwards the root at the end.
+    """
+    if replacements and any(id(op) in replacements for op in instruction.operands):
+        instruction.operands = [replacements.get(id(op), op) for op in instruction.operands]
+
+
 def users_of(computation: HloComputation) -> dict[int, list[HloInstruction]]:
     """id(instruction) -> its users in program order (each user once)."""
     return computation.users()

@@ -1,64 +1,197 @@
-"""`xlapy run-hlo`: run a module on a backend and compare with a reference
-backend, like XLA's run_hlo_module."""
+"""`xlapy run-hlo`: run a module on a backend and compare with a reference backend,
+like XLA's run_hlo_module.
+
+    xlapy run-hlo FILE.hlo [--inputs x.npz | --random] --backend B --compare interpreter
+
+Arguments are random (`--random`, the default; `--seed` picks them) or read
+from an `.npz` file (`--inputs`): by parameter name when the file holds every
+parameter's name, else in order (`np.savez`'s `arr_0`, `arr_1`, ...). As XLA's
+tool does by default, the module under test first goes through the
+optimisation pipeline (`--no-run-test-hlo-passes` to skip it); the reference
+runs the module as written. For each output the largest absolute and
+relative errors are reported, with the index where they occur, and the
+output is "close enough" when every element is within `--abs-error-bound` or
+`--rel-error-bound` (integers and predicates must match exactly; NaN matches
+NaN). The exit status is 1 on a mismatch.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from xlapy.backends import get_backend
 from xlapy.hlo import parse
+from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.tools.fake_data import fake_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", help="HLO text files")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--inputs", default=None, help="an .npz file of arguments")
+    source.add_argument("--random", action="store_true",
+                        help="random arguments (the default), see --seed")
     parser.add_argument("--backend", default=None, help="backend to test (default: the default)")
-    parser.add_argument("--reference", default="interpreter",
+    parser.add_argument("--compare", "--reference", dest="reference", default="interpreter",
                         help="backend to compare with; '' for none (default: interpreter)")
+    parser.add_argument("--run-test-hlo-passes", action=argparse.BooleanOptionalAction,
+                        default=True, help="optimise the module before running it on the "
+                        "tested backend (default on, as XLA's run_hlo_module)")
     parser.add_argument("--abs-error-bound", type=float, default=1e-3)
     parser.add_argument("--rel-error-bound", type=float, default=1e-3)
     parser.add_argument("--iterations", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the fake arguments")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random arguments")
     parser.add_argument("--print-literals", action="store_true")
 
 
 def run(args: argparse.Namespace) -> int:
     status = 0
     for path in args.files:
-        with open(path) as f:
-            module = parse(f.read())
-        arguments = fake_arguments(module, args.seed)
-        executable = get_backend(args.backend).compile(module)
-        start = time.perf_counter()
-        for _ in range(args.iterations):
-            results = executable.execute(*arguments)
-        seconds = (time.perf_counter() - start) / args.iterations
-        print(f"{path}: {module.name} on {executable.backend}: {seconds * 1e3:.3f} ms")
-        if args.print_literals:
-            for i, value in enumerate(results):
-                print(f"  result {i}: {value!r}")
-        if args.reference:
-            expected = get_backend(args.reference).compile(module).execute(*arguments)
-            ok = compare(results, expected, args.abs_error_bound, args.rel_error_bound)
-            print(f"  vs {args.reference}: {'close enough' if ok else 'MISMATCH'}")
-            status |= 0 if ok else 1
+        status |= _run_file(path, args)
     return status
+
+
+def _run_file(path: str, args: argparse.Namespace) -> int:
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    module = parse(text)
+    arguments = load_inputs(module, args.inputs) if args.inputs else \
+        fake_arguments(module, args.seed)
+    if args.run_test_hlo_passes:
+        from xlapy.passes.default_pipeline import optimize
+
+        optimize(module)
+    executable = get_backend(args.backend).compile(module)
+    start = time.perf_counter()
+    for _ in range(max(1, args.iterations)):
+        results = executable.execute(*arguments)
+    seconds = (time.perf_counter() - start) / max(1, args.iterations)
+    print(f"{path}: {module.name} on {executable.backend}: {seconds * 1e3:.3f} ms")
+    if args.print_literals:
+        for i, value in enumerate(results):
+            print(f"  result {i}: {value!r}")
+    if not args.reference:
+        return 0
+    expected = get_backend(args.reference).compile(parse(text)).execute(*arguments)
+    ok = True
+    for got, want in zip(_leaves(results), _leaves(expected)):
+        report = output_errors(got[1], want[1], args.abs_error_bound, args.rel_error_bound)
+        print(f"  output {_index_text(got[0])}: {report}")
+        ok &= report.close
+    if len(_leaves(results)) != len(_leaves(expected)):
+        print(f"  {len(_leaves(results))} outputs, the reference has {len(_leaves(expected))}")
+        ok = False
+    print(f"  vs {args.reference}: {'close enough' if ok else 'MISMATCH'}")
+    return 0 if ok else 1
+
+
+def load_inputs(module, path: str) -> list:
+    """The arguments stored in an .npz file: by parameter name, else in order."""
+    parameters = module.entry_computation.parameters
+    with np.load(path, allow_pickle=False) as data:
+        stored = {key: data[key] for key in data.files}
+    if any(p.shape.is_tuple for p in parameters):
+        raise ValueError(f"{path}: tuple parameters cannot be read from an .npz file")
+    if all(p.name in stored for p in parameters):
+        return [stored[p.name] for p in parameters]
+    if len(stored) != len(parameters):
+        raise ValueError(f"{path} holds {len(stored)} arrays, {module.name} takes "
+                         f"{len(parameters)} parameters ({', '.join(p.name for p in parameters)})")
+    return [stored[key] for key in sorted(stored, key=_natural_key)]
+
+
+def _natural_key(key: str):
+    digits = "".join(c for c in key if c.isdigit())
+    return (int(digits) if digits else -1, key)
+
+
+@dataclass
+class ErrorReport:
+    """The worst errors of one output against the reference."""
+
+    shape: str
+    max_abs_error: float
+    max_abs_at: tuple[int, ...]
+    max_rel_error: float
+    max_rel_at: tuple[int, ...]
+    mismatches: int
+    elements: int
+
+    @property
+    def close(self) -> bool:
+        return self.mismatches == 0
+
+    def __str__(self) -> str:
+        verdict = "ok" if self.close else f"{self.mismatches} of {self.elements} elements differ"
+        return (f"{self.shape}: max abs error {self.max_abs_error:.3g} at "
+                f"{list(self.max_abs_at)}, max rel error {self.max_rel_error:.3g} at "
+                f"{list(self.max_rel_at)}: {verdict}")
+
+
+def output_errors(got, want, atol: float, rtol: float) -> ErrorReport:
+    """Largest absolute and relative errors of `got` against `want`, and how many
+    elements are outside both bounds (integers and predicates: any difference)."""
+    got, want = np.asarray(got), np.asarray(want)
+    shape = _shape_text(want)
+    if got.shape != want.shape:
+        return ErrorReport(f"{shape} (got {_shape_text(got)})", np.inf, (), np.inf,
+                           (), max(1, want.size), want.size)
+    if want.size == 0:
+        return ErrorReport(shape, 0.0, (), 0.0, (), 0, 0)
+    abs_err, rel_err = _errors(got, want)
+    exact = want.dtype.kind in "biu"
+    bad = abs_err > 0 if exact else (abs_err > atol) & (rel_err > rtol)
+    return ErrorReport(shape, float(abs_err.max()), _argmax(abs_err), float(rel_err.max()),
+                       _argmax(rel_err), int(np.count_nonzero(bad)), want.size)
+
+
+def _shape_text(array: np.ndarray) -> str:
+    try:
+        element = PrimitiveType.from_numpy(array.dtype).value
+    except (KeyError, ValueError, TypeError):
+        element = str(array.dtype)
+    return f"{element}[{','.join(map(str, array.shape))}]"
+
+
+def _errors(got: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if want.dtype.kind in "biu":
+        g, w = got.astype(np.float64), want.astype(np.float64)
+    else:
+        g, w = got.astype(np.complex128), want.astype(np.complex128)
+    with np.errstate(all="ignore"):
+        abs_err = np.abs(g - w)
+        rel_err = np.where(abs_err == 0, 0.0, abs_err / np.abs(w))
+    both_nan = np.isnan(g) & np.isnan(w)
+    same_inf = np.isinf(g) & (g == w)
+    abs_err = np.where(both_nan | same_inf, 0.0, np.where(np.isnan(abs_err), np.inf, abs_err))
+    rel_err = np.where(both_nan | same_inf, 0.0, np.where(np.isnan(rel_err), np.inf, rel_err))
+    return abs_err, rel_err
+
+
+def _argmax(values: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(values)), values.shape))
+
+
+def _leaves(value, index=()) -> list:
+    if isinstance(value, (list, tuple)):
+        return [leaf for i, v in enumerate(value) for leaf in _leaves(v, index + (i,))]
+    return [(index, value)]
+
+
+def _index_text(index: tuple[int, ...]) -> str:
+    return ".".join(str(i) for i in index)
 
 
 def compare(results, expected, atol: float, rtol: float) -> bool:
     """True when every leaf agrees within the bounds (NaNs equal, ints exact)."""
-    if isinstance(results, (list, tuple)):
-        return len(results) == len(expected) and all(
-            compare(r, e, atol, rtol) for r, e in zip(results, expected))
-    r, e = np.asarray(results), np.asarray(expected)
-    if r.dtype.kind in "biu":
-        return bool(np.array_equal(r, e))
-    return bool(np.allclose(r.astype(np.complex128), e.astype(np.complex128),
-                            atol=atol, rtol=rtol, equal_nan=True))
+    got, want = _leaves(results), _leaves(expected)
+    return len(got) == len(want) and all(
+        output_errors(g, w, atol, rtol).close for (_, g), (_, w) in zip(got, want))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,136 @@
+"""The target-independent optimisation pipeline, as a table of contents.
+
+It reads like XLA's CPU pipeline (xla/service/cpu/cpu_compiler.cc): calls are
+inlined so that every computation is one flat graph, a fixed-point
+"simplification" group cleans the graph up, fusion groups what is left into
+kernels, and a last DCE sweeps away what fusion made dead. A backend appends
+its own passes (`extra_passes`, run after fusion) or edits the returned
+`Pipeline` before running it.
+
+Passes written by other engineers (algebraic simplification, fusion,
+multi-output fusion) are imported lazily and included once their module
+exists, so this table never breaks the build while they are being written.
+
+`optimize(module)` is what a compiler calls: it runs the pipeline with the
+options `XLAPY_FLAGS` sets and writes the dumps those flags ask for
+(`before_optimizations`, one file per matching pass, `after_optimizations`).
+`PASS_REGISTRY` names every pass for `xlapy opt --passes`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+
+from xlapy.hlo.ir import HloModule
+from xlapy.passes.call_inliner import CallInliner
+from xlapy.passes.constant_folding import HloConstantFolding
+from xlapy.passes.cse import HloCSE
+from xlapy.passes.dce import HloDCE
+from xlapy.passes.pass_interface import Pass
+from xlapy.passes.pipeline import FixedPoint, Pipeline, RunOptions
+from xlapy.passes.tuple_simplifier import TupleSimplifier
+
+_OPTIONAL_PASSES = {
+    # registry name: (module, class) — present once its author lands it
+    "algsimp": ("xlapy.passes.algebraic_simplifier", "AlgebraicSimplifier"),
+    "fusion": ("xlapy.passes.fusion", "InstructionFusion"),
+    "multi_output_fusion": ("xlapy.passes.multi_output_fusion", "MultiOutputFusion"),
+}
+
+
+def optional_pass(name: str) -> list[Pass]:
+    """[an instance of the optional pass `name`], or [] while its module is absent."""
+    module_name, class_name = _OPTIONAL_PASSES[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name != module_name:
+            raise  # the module exists but is broken: say so rather than skip it
+        return []
+    cls = getattr(module, class_name, None)
+    return [cls()] if cls is not None else []
+
+
+def default_pipeline(extra_passes: Iterable[Pass] = ()) -> Pipeline:
+    """The optimisation pipeline; `extra_passes` (a backend's) run after fusion."""
+    return Pipeline("optimization", [
+        CallInliner(),              # one flat graph per computation, as fusion needs
+        HloDCE(),
+        FixedPoint("simplification", [
+            *optional_pass("algsimp"),
+            HloConstantFolding(),
+            HloCSE(),
+            TupleSimplifier(),
+            HloDCE(),
+        ]),
+        *optional_pass("fusion"),
+        *optional_pass("multi_output_fusion"),
+        *extra_passes,
+        HloDCE(),
+    ])
+
+
+PASS_REGISTRY: dict[str, tuple[Callable[[], list[Pass]], str]] = {
+    "call-inliner": (lambda: [CallInliner()], "inline every call"),
+    "dce": (lambda: [HloDCE()], "remove dead instructions, fusion outputs and computations"),
+    "cse": (lambda: [HloCSE()], "merge instructions that compute the same value"),
+    "constant_folding": (lambda: [HloConstantFolding()],
+                         "evaluate instructions whose operands are constants"),
+    "tuple-simplifier": (lambda: [TupleSimplifier()],
+                         "forward tuple elements to their readers"),
+    "algsimp": (lambda: optional_pass("algsimp"), "algebraic simplification"),
+    "fusion": (lambda: optional_pass("fusion"), "producer-consumer fusion"),
+    "multi_output_fusion": (lambda: optional_pass("multi_output_fusion"),
+                            "sibling and producer-consumer multi-output fusion"),
+}
+"""name -> (factory giving [pass] or [] if not available, one-line description)."""
+
+
+def available_passes() -> dict[str, str]:
+    """The registry names that can be run here, with their descriptions."""
+    return {name: text for name, (factory, text) in PASS_REGISTRY.items() if factory()}
+
+
+def make_passes(names: Iterable[str]) -> list[Pass]:
+    """Pass objects for registry names; ValueError names an unknown or absent pass."""
+    passes = []
+    for name in names:
+        if name not in PASS_REGISTRY:
+            raise ValueError(f"unknown pass {name!r}; known passes: "
+                             f"{', '.join(PASS_REGISTRY)}")
+        made = PASS_REGISTRY[name][0]()
+        if not made:
+            raise ValueError(f"pass {name!r} is not available yet (its module is missing)")
+        passes.extend(made)
+    return passes
+
+
+def optimize(module: HloModule, pipeline: Pipeline | None = None, *,
+             extra_passes: Iterable[Pass] = (), flags=None, verify: bool | None = None,
+             dumper=None, dump_prefix: str = "") -> bool:
+    """Run `pipeline` (default: `default_pipeline(extra_passes)`) on `module` in place.
+
+    `flags` are DebugOptions (default: `XLAPY_FLAGS`); `verify` overrides
+    `--xlapy_verify_hlo_passes`. When the flags ask for dumps, writes
+    `before_optimizations`, the per-pass files and `{dump_prefix}after_optimizations`
+    (a backend passes e.g. "cpu_", as XLA:CPU names its dump). A backend that dumps
+    more afterwards (buffer assignment) passes its own `dumper`
+    (`xlapy.tools.dump.dumper_for`) so its files share the module's number.
+    Returns whether anything changed.
+    """
+    from xlapy.flags import debug_options
+    from xlapy.tools.dump import dumper_for
+
+    flags = flags if flags is not None else debug_options()
+    pipeline = pipeline if pipeline is not None else default_pipeline(extra_passes)
+    dumper = dumper if dumper is not None else dumper_for(module, flags)
+    hooks = (dumper.pass_hook,) if dumper is not None else ()
+    options = RunOptions.from_flags(flags, hooks=hooks, verify=verify)
+    if dumper is not None:
+        dumper.dump("before_optimizations")
+    changed = pipeline.run_with(module, options)
+    if dumper is not None:
+        dumper.dump(f"{dump_prefix}after_optimizations")
+        dumper.dump_decisions(f"{dump_prefix}after_optimizations")
+    return changed
