@@ -119,8 +119,8 @@ class Array:
             axes = tuple(axes[0])
         return _xnp().transpose(self, axes or None)
     def swapaxes(self, a, b): return _xnp().swapaxes(self, a, b)
-    def flatten(self): return _xnp().ravel(self)
-    def ravel(self): return _xnp().ravel(self)
+    def flatten(self, order="C"): return _xnp().ravel(self, order=order)
+    def ravel(self, order="C"): return _xnp().ravel(self, order=order)
     def squeeze(self, axis=None): return _xnp().squeeze(self, axis)
     def sum(self, axis=None, dtype=None, keepdims=False, where=None):
         return _xnp().sum(self, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
@@ -144,8 +144,21 @@ class Array:
     def conj(self): return _xnp().conjugate(self)
     def conjugate(self): return _xnp().conjugate(self)
     def dot(self, other): return _xnp().dot(self, other)
-    def sort(self, axis=-1): return _xnp().sort(self, axis)
-    def argsort(self, axis=-1): return _xnp().argsort(self, axis)
+    def sort(self, axis=-1, *, stable=True, descending=False, kind=None, order=None):
+        return _xnp().sort(self, axis, stable=stable, descending=descending, kind=kind,
+                           order=order)
+    def argsort(self, axis=-1, *, stable=True, descending=False, kind=None, order=None):
+        return _xnp().argsort(self, axis, stable=stable, descending=descending, kind=kind,
+                              order=order)
+    def take(self, indices, axis=None, mode=None): return _xnp().take(self, indices, axis,
+                                                                      mode=mode)
+    def repeat(self, repeats, axis=None): return _xnp().repeat(self, repeats, axis)
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return _xnp().diagonal(self, offset, axis1, axis2)
+    def trace(self, offset=0, axis1=0, axis2=1): return _xnp().trace(self, offset, axis1, axis2)
+    def nonzero(self, *, size=None): return _xnp().nonzero(self, size=size)
+    def searchsorted(self, v, side="left"): return _xnp().searchsorted(self, v, side=side)
+    def cumprod(self, axis=None, dtype=None): return _xnp().cumprod(self, axis, dtype=dtype)
     def copy(self): return _xnp().array(self, copy=True)
     def item(self, *index): return np.asarray(self).item(*index)
     def tolist(self): return np.asarray(self).tolist()

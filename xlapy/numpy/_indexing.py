@@ -1,3 +1,747 @@
-"""xlapy.numpy: _indexing (being written)."""
+"""NumPy indexing on xlapy arrays: `x[idx]`, JAX's `x.at[idx]` updates, `take`,
+`take_along_axis`, `put_along_axis`, `unravel_index`, `ravel_multi_index`.
 
-__all__: list[str] = []
+An index is parsed once into items (static slices, integers, integer arrays,
+new axes; boolean masks become integer arrays when their value is known).
+Reads with only static basic items become slice/rev/reshape, a traced scalar
+index a dynamic-slice, anything else one HLO gather; updates become one HLO
+scatter with the same dimension numbers, the gather's transpose.
+
+Out-of-bounds indices follow JAX, not NumPy (there is no IndexError to raise
+from compiled code): a negative index wraps once, then reads clamp (`x[10]` of
+a length-10 array is `x[9]`) and updates out of bounds are dropped. `mode=`
+picks 'clip', 'fill'/'drop' or 'promise_in_bounds' as in JAX.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from xlapy import lax
+from xlapy.core import dtypes
+from xlapy.core.errors import compile_error
+from xlapy.core.trace import Array, ConcreteArray, Tracer, as_array, with_weak_type
+from xlapy.numpy._promotion import (
+    broadcast_shapes,
+    broadcast_to,
+    canonicalize_axis,
+    reshape_exact,
+)
+
+
+# -- parsed index items -----------------------------------------------------------------
+@dataclass(frozen=True)
+class _Slice:
+    """A static slice of one operand dim: `size` elements from `start` by `step`."""
+
+    start: int
+    size: int
+    step: int
+
+
+@dataclass(frozen=True)
+class _Point:
+    """An integer index array of one operand dim (a Python int becomes a 0-d one)."""
+
+    array: Array
+    static: int | None = None  # the value, for a Python int
+
+
+class _NewAxis:
+    """A `None` / `np.newaxis` entry."""
+
+
+_NEW = _NewAxis()
+
+
+def _is_scalar_bool(entry) -> bool:
+    return isinstance(entry, (bool, np.bool_)) or (
+        isinstance(entry, (Array, np.ndarray)) and entry.ndim == 0 and entry.dtype == np.bool_)
+
+
+def _to_array(value) -> Array:
+    """An array-like as an Array; sequences holding Arrays are stacked by xnp.asarray."""
+    if isinstance(value, Array):
+        return value
+    if isinstance(value, (list, tuple)) and any(
+            isinstance(e, Array) for e in np.ravel(np.asarray(value, dtype=object))):
+        import xlapy.numpy as xnp
+
+        return xnp.asarray(value)
+    return as_array(value)
+
+
+def _as_index_array(entry) -> Array:
+    """An index entry as an Array (an empty list is an empty integer index)."""
+    if isinstance(entry, (list, tuple)) and np.size(entry) == 0:
+        return as_array(np.zeros(np.shape(entry), np.int32))
+    return _to_array(entry)
+
+
+def _classify(entry):
+    """One raw index entry as a slice, None, Ellipsis, a scalar bool, or an Array."""
+    if entry is None or entry is Ellipsis or isinstance(entry, slice):
+        return entry
+    if _is_scalar_bool(entry):
+        return entry
+    if isinstance(entry, (int, np.integer)):
+        return int(entry)
+    if isinstance(entry, (Array, np.ndarray, list, tuple)):
+        array = _as_index_array(entry)
+        if array.dtype != np.bool_ and not dtypes.is_integer(array.dtype):
+            raise IndexError(f"arrays used as indices must be of integer or boolean type, "
+                             f"got {array.dtype}")
+        return array
+    raise IndexError(f"only integers, slices, Ellipsis, None and integer or boolean arrays "
+                     f"are valid indices, got {type(entry).__name__}")
+
+
+def _consumed(entry) -> int:
+    """How many operand dims an index entry consumes."""
+    if entry is None or entry is Ellipsis or _is_scalar_bool(entry):
+        return 0
+    if isinstance(entry, Array) and entry.dtype == np.bool_:
+        return entry.ndim
+    return 1
+
+
+def _expand_ellipsis(entries: list, ndim: int) -> list:
+    count = sum(1 for e in entries if e is Ellipsis)
+    if count > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(_consumed(e) for e in entries)
+    if used > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, "
+                         f"but {used} were indexed")
+    fill = [slice(None)] * (ndim - used)
+    if count == 0:
+        return entries + fill
+    at = next(i for i, e in enumerate(entries) if e is Ellipsis)
+    # The ellipsis stays as a gap: it separates advanced indices even when it
+    # stands for no dimension at all (NumPy's rule for where their dims go).
+    return entries[:at] + [Ellipsis] + fill + entries[at + 1:]
+
+
+def _mask_points(mask: Array, dims: Sequence[int]) -> list[_Point]:
+    """A boolean mask index as integer arrays, one per dim it covers; only a mask
+    whose value is known can be, since the result's shape depends on it."""
+    if isinstance(mask, Tracer):
+        raise compile_error(
+            "boolean mask indexing",
+            "the shape of its result depends on the values of the mask (how many are True); "
+            "use xnp.where(mask, x, y) instead, or xnp.nonzero(mask, size=...) for a fixed "
+            "number of indices")
+    if tuple(mask.shape) != tuple(dims):
+        raise IndexError(f"boolean index of shape {mask.shape} does not match the indexed "
+                         f"dimensions {tuple(dims)}")
+    return [_Point(as_array(np.asarray(p, dtype=_index_dtype_for(dims))))
+            for p in np.nonzero(np.asarray(mask.value))]
+
+
+def _index_dtype_for(dims: Sequence[int]) -> np.dtype:
+    return dtypes.int64 if any(d >= 2**31 for d in dims) else dtypes.int32
+
+
+def _static_point(value: int, size: int) -> _Point:
+    """A Python int index, wrapped once if negative (it may still be out of bounds:
+    reads clamp it, updates drop it)."""
+    wrapped = value + size if value < 0 else value
+    dtype = _index_dtype_for([size, abs(wrapped)])
+    return _Point(as_array(np.asarray(wrapped, dtype)), wrapped)
+
+
+def _static_slice(entry: slice, size: int) -> _Slice:
+    def bound(v):
+        return None if v is None else operator.index(v)
+
+    start, stop, step = bound(entry.start), bound(entry.stop), bound(entry.step)
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    start, stop, step = slice(start, stop, step).indices(size)
+    return _Slice(start, len(range(start, stop, step)), step)
+
+
+@dataclass
+class _Parsed:
+    """An index as one item per operand dim (plus new axes), for an operand whose
+    shape is `shape` after inserting the size-1 axes of scalar booleans at
+    `bool_axes`; `adjacent` when the integer indices form one run (NumPy then puts
+    their broadcast dims where the run is, else first)."""
+
+    items: list
+    shape: tuple[int, ...]
+    bool_axes: tuple[int, ...]
+    adjacent: bool
+
+    @property
+    def has_arrays(self) -> bool:
+        return any(isinstance(i, _Point) and i.static is None and i.array.ndim > 0
+                   for i in self.items)
+
+
+def _parse(shape: tuple[int, ...], index) -> _Parsed:
+    raw = list(index) if isinstance(index, tuple) else [index]
+    entries = _expand_ellipsis([_classify(e) for e in raw], len(shape))
+    items, expanded, bool_axes = [], [], []
+    dim, runs, in_run = 0, 0, False
+    for entry in entries:
+        before = len(items)
+        if entry is Ellipsis:
+            in_run = False
+            continue
+        if entry is None:
+            items.append(_NEW)
+        elif _is_scalar_bool(entry):
+            if isinstance(entry, Tracer):
+                raise compile_error("indexing with a traced boolean scalar",
+                                    "the shape of its result depends on its value")
+            bool_axes.append(len(expanded))
+            expanded.append(1)
+            count = 1 if bool(np.asarray(entry)) else 0
+            items.append(_Point(as_array(np.zeros(count, np.int32))))
+        elif isinstance(entry, slice):
+            items.append(_static_slice(entry, shape[dim]))
+            expanded.append(shape[dim])
+            dim += 1
+        elif isinstance(entry, int):
+            items.append(_static_point(entry, shape[dim]))
+            expanded.append(shape[dim])
+            dim += 1
+        elif entry.dtype == np.bool_:
+            covered = shape[dim:dim + entry.ndim]
+            items.extend(_mask_points(entry, covered))
+            expanded.extend(covered)
+            dim += entry.ndim
+        else:
+            if isinstance(entry, ConcreteArray) and entry.ndim == 0:
+                items.append(_static_point(int(entry.value), shape[dim]))
+            else:
+                items.append(_Point(entry))
+            expanded.append(shape[dim])
+            dim += 1
+        point = any(isinstance(item, _Point) for item in items[before:])
+        runs += point and not in_run
+        in_run = point
+    return _Parsed(items, tuple(expanded), tuple(bool_axes), runs <= 1)
+
+
+# -- the gather / scatter plan ----------------------------------------------------------
+@dataclass
+class _Plan:
+    """`x[index]` as one gather: `indices` (S + (k,)) address operand dims
+    `start_index_map`; dims in `collapsed` are points, the others windows of
+    `slice_sizes`; the result (the "core view": the full view without new
+    axes) has the windows at `offset_dims` and dims `reversed` to flip after."""
+
+    indices: Array | None
+    start_index_map: tuple[int, ...]
+    collapsed: tuple[int, ...]
+    slice_sizes: tuple[int, ...]
+    offset_dims: tuple[int, ...]
+    reversed: tuple[int, ...]
+    core_shape: tuple[int, ...]
+    view_shape: tuple[int, ...]
+
+
+def _view_layout(parsed: _Parsed) -> tuple[list, tuple[int, ...]]:
+    """The view's dims in order, each ('batch', j) / ('slice', operand dim) /
+    ('new',), and the broadcast shape B of the point indices."""
+    items = parsed.items
+    points = [item for item in items if isinstance(item, _Point)]
+    batch = broadcast_shapes(*(p.array.shape for p in points)) if points else ()
+    batch_dims = [("batch", j) for j in range(len(batch))]
+    layout: list = [] if parsed.adjacent else list(batch_dims)
+    placed = bool(layout) or not batch_dims
+    dim = 0
+    for item in items:
+        if item is _NEW:
+            layout.append(("new",))
+            continue
+        if isinstance(item, _Slice):
+            layout.append(("slice", dim))
+        elif not placed:
+            layout.extend(batch_dims)
+            placed = True
+        dim += 1
+    return layout, batch
+
+
+def _needs_int64(dtype) -> bool:
+    dtype = np.dtype(dtype)
+    return dtype.itemsize == 8 or (dtype.kind == "u" and dtype.itemsize == 4)
+
+
+def _const(value, dtype) -> Array:
+    return as_array(np.asarray(value, dtype))
+
+
+def _normalized(array: Array, size: int, index_dtype) -> Array:
+    """Integer indices as `index_dtype`, negative ones wrapped once."""
+    array = lax.convert_element_type(array, index_dtype)
+    if np.dtype(array.dtype).kind == "u" or isinstance(array, ConcreteArray) and \
+            not np.any(np.asarray(array.value) < 0):
+        return array
+    wrapped = lax.add(array, _const(size, index_dtype))
+    return lax.select(lax.lt(array, _const(0, index_dtype)), wrapped, array)
+
+
+def _is_strided(item) -> bool:
+    """A slice gathered element by element (a window needs a step of +-1)."""
+    return isinstance(item, _Slice) and abs(item.step) != 1 and item.size > 1
+
+
+def _plan(parsed: _Parsed) -> _Plan:
+    """The gather that reads `parsed` (its transpose, a scatter, writes it)."""
+    layout, batch = _view_layout(parsed)
+    core = [d for d in layout if d[0] != "new"]
+    items = [item for item in parsed.items if item is not _NEW]
+    view_shape = tuple(_dim_size(d, batch, items) for d in layout)
+    core_shape = tuple(_dim_size(d, batch, items) for d in core)
+    big = any(n >= 2**31 for n in parsed.shape) or any(
+        isinstance(i, _Point) and _needs_int64(i.array.dtype) for i in items)
+    index_dtype = dtypes.int64 if big else dtypes.int32
+    # S, the gather's batch shape: the broadcast index dims and the strided slices.
+    batch_like = [p for p, d in enumerate(core) if d[0] == "batch" or _is_strided(items[d[1]])]
+    s_shape = tuple(core_shape[p] for p in batch_like)
+    b_positions = tuple(batch_like.index(p) for p, d in enumerate(core) if d[0] == "batch")
+
+    components, index_map, collapsed, sizes, offset_dims, flips = [], [], [], [], [], []
+    for dim, item in enumerate(items):
+        n = parsed.shape[dim]
+        if isinstance(item, _Point):
+            # a static int was wrapped while parsing; wrapping again would be wrong
+            index = _normalized(item.array, n, index_dtype) if item.static is None else \
+                lax.convert_element_type(item.array, index_dtype)
+            index = lax.broadcast_in_dim(broadcast_to(index, batch), s_shape, b_positions)
+            components.append(index)
+        elif _is_strided(item):
+            axis = batch_like.index(core.index(("slice", dim)))
+            index = lax.broadcasted_iota(index_dtype, s_shape, axis)
+            index = lax.mul(index, _const(item.step, index_dtype))
+            if item.start:
+                index = lax.add(index, _const(item.start, index_dtype))
+            components.append(index)
+        else:  # a window, reversed afterwards for a step of -1
+            position = core.index(("slice", dim))
+            low = item.start if item.step > 0 else item.start - (item.size - 1)
+            if item.step < 0 and item.size > 1:
+                flips.append(position)
+            offset_dims.append(position)
+            sizes.append(item.size)
+            if item.size != n:
+                components.append(lax.broadcast_in_dim(_const(low, index_dtype), s_shape, ()))
+                index_map.append(dim)
+            continue
+        index_map.append(dim)
+        collapsed.append(dim)
+        sizes.append(1)
+    indices = None
+    if components:
+        indices = lax.concatenate([lax.expand_dims(c, (len(s_shape),)) for c in components],
+                                  len(s_shape))
+    return _Plan(indices, tuple(index_map), tuple(collapsed), tuple(sizes), tuple(offset_dims),
+                 tuple(flips), core_shape, view_shape)
+
+
+def _dim_size(entry, batch, operand_items) -> int:
+    if entry[0] == "new":
+        return 1
+    if entry[0] == "batch":
+        return batch[entry[1]]
+    return operand_items[entry[1]].size
+
+
+# -- reads --------------------------------------------------------------------------------
+def _mode(mode, default):
+    """A `mode=` argument as a lax.GatherScatterMode ('fill'/'drop', 'clip',
+    'promise_in_bounds' or the enum itself)."""
+    return default if mode is None else lax.GatherScatterMode.from_any(mode)
+
+
+def _zeros(shape, dtype, weak_type=False) -> Array:
+    zero = as_array(np.zeros((), dtype))
+    return with_weak_type(lax.broadcast_in_dim(zero, tuple(shape), ()), weak_type)
+
+
+def _basic_read(x: Array, parsed: _Parsed) -> Array:
+    """Static slices and integers as slice + rev + dynamic-slice + one reshape."""
+    starts, limits, strides, flips, view = [], [], [], [], []
+    dynamic = []
+    dim = 0
+    for item in parsed.items:
+        if item is _NEW:
+            view.append(1)
+            continue
+        if isinstance(item, _Slice):
+            low = item.start if item.step > 0 else item.start + item.step * (item.size - 1)
+            stride = abs(item.step)
+            starts.append(low)
+            limits.append(low + stride * (item.size - 1) + 1 if item.size else low)
+            strides.append(stride)
+            if item.step < 0 and item.size > 1:
+                flips.append(dim)
+            view.append(item.size)
+        elif item.static is not None:
+            if parsed.shape[dim] == 0:
+                raise IndexError(f"index {item.static} is out of bounds for an axis of size 0")
+            point = min(max(item.static, 0), parsed.shape[dim] - 1)  # reads clamp
+            starts.append(point)
+            limits.append(point + 1)
+            strides.append(1)
+        else:
+            starts.append(0)
+            limits.append(parsed.shape[dim])
+            strides.append(1)
+            dynamic.append((dim, item.array))
+        dim += 1
+    if 0 in view:
+        return _zeros(view, x.dtype, x.weak_type)
+    if (starts, limits) != ([0] * len(starts), list(parsed.shape)) or set(strides) - {1}:
+        x = lax.slice(x, starts, limits, strides if set(strides) - {1} else None)
+    if flips:
+        x = lax.rev(x, tuple(flips))
+    if dynamic:
+        x = _dynamic_points(x, dynamic)
+    return reshape_exact(x, view)
+
+
+def _dynamic_points(x: Array, points: list) -> Array:
+    """One dynamic-slice of size 1 along each traced scalar index's dim (a negative
+    index wraps once, then XLA's dynamic-slice clamps)."""
+    dims = dict(points)
+    starts = [dims.get(d, 0) for d in range(x.ndim)]
+    sizes = [1 if d in dims else n for d, n in enumerate(x.shape)]
+    return lax.dynamic_slice(x, starts, sizes,
+                             allow_negative_indices=[d in dims for d in range(x.ndim)])
+
+
+def _expand_bool_axes(x: Array, parsed: _Parsed) -> Array:
+    return reshape_exact(x, parsed.shape) if parsed.bool_axes else x
+
+
+def _gather_read(x: Array, parsed: _Parsed, mode, fill_value, indices_are_sorted: bool,
+                 unique_indices: bool) -> Array:
+    plan = _plan(parsed)
+    if 0 in plan.view_shape:
+        return _zeros(plan.view_shape, x.dtype, x.weak_type)
+    if any(n == 0 for n, s in zip(parsed.shape, plan.slice_sizes) if s == 1):
+        raise IndexError(f"cannot index into an empty dimension of an array of shape "
+                         f"{parsed.shape}")
+    operand = _expand_bool_axes(x, parsed)
+    if plan.indices is None:
+        out = operand
+    else:
+        dnums = lax.GatherDimensionNumbers(offset_dims=plan.offset_dims,
+                                           collapsed_slice_dims=plan.collapsed,
+                                           start_index_map=plan.start_index_map)
+        indices = plan.indices
+        if not plan.core_shape:  # a scalar result: gathered as one element of a batch of
+            indices = reshape_exact(indices, (1, *indices.shape))  # 1 (the interpreter's
+            # gather returns 1-d for 0-d results: np.ascontiguousarray)
+        out = lax.gather(operand, indices, dnums, plan.slice_sizes,
+                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                         mode=mode, fill_value=fill_value)
+    if plan.reversed:
+        out = lax.rev(out, plan.reversed)
+    return with_weak_type(reshape_exact(out, plan.view_shape), x.weak_type)
+
+
+def _read(x, index, *, mode=None, fill_value=None, indices_are_sorted: bool = False,
+          unique_indices: bool = False) -> Array:
+    x = as_array(x)
+    mode = _mode(mode, lax.GatherScatterMode.PROMISE_IN_BOUNDS)  # XLA's gather clamps
+    parsed = _parse(tuple(x.shape), index)
+    fill = mode is lax.GatherScatterMode.FILL_OR_DROP
+    if not parsed.has_arrays and not parsed.bool_axes and not fill:
+        return _basic_read(x, parsed)
+    return _gather_read(x, parsed, mode, fill_value, indices_are_sorted, unique_indices)
+
+
+def getitem(x, index) -> Array:
+    """`x[index]` with NumPy's basic and advanced indexing and JAX's bounds rules:
+    negative indices wrap once, out-of-bounds reads clamp to the edge."""
+    return _read(x, index)
+
+
+# -- updates ------------------------------------------------------------------------------
+def _scatter(x, index, values, kind: str, *, mode=None, indices_are_sorted: bool = False,
+             unique_indices: bool = False, func: Callable | None = None) -> Array:
+    """`x[index] <kind>= values` as one scatter; returns x's dtype and weak type."""
+    x = as_array(x)
+    mode = _mode(mode, lax.GatherScatterMode.FILL_OR_DROP)  # XLA's scatter drops
+    parsed = _parse(tuple(x.shape), index)
+    plan = _plan(parsed)
+    if 0 in plan.view_shape:
+        return x
+    work_dtype = x.dtype
+    if func is None:
+        values = _to_array(values)
+        if isinstance(values, ConcreteArray) and values.weak_type and \
+                dtypes.is_integer(x.dtype) and values.dtype.kind in "iu":
+            values = lax.convert_element_type(values, x.dtype)  # in-range int literals
+        work_dtype = dtypes.promote_types(dtypes.dtype_and_weak(x),
+                                          dtypes.dtype_and_weak(values))[0]
+        values = lax.convert_element_type(values, work_dtype)
+        values = broadcast_to(values, plan.view_shape)
+        values = reshape_exact(values, plan.core_shape)
+        if plan.reversed:
+            values = lax.rev(values, plan.reversed)
+    operand = lax.convert_element_type(_expand_bool_axes(x, parsed), work_dtype)
+    if plan.indices is None:  # the view is the whole operand, in order: no scatter needed
+        out = func(operand) if func is not None else _ELEMENTWISE[kind](operand, values)
+    else:
+        dnums = lax.ScatterDimensionNumbers(update_window_dims=plan.offset_dims,
+                                            inserted_window_dims=plan.collapsed,
+                                            scatter_dims_to_operand_dims=plan.start_index_map)
+        flags = {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices,
+                 "mode": mode}
+        if func is not None:
+            out = lax.scatter_apply(operand, plan.indices, func, dnums,
+                                    update_shape=plan.core_shape, **flags)
+        else:
+            out = _SCATTERS[kind](operand, plan.indices, values, dnums, **flags)
+    out = reshape_exact(out, tuple(x.shape))
+    return with_weak_type(lax.convert_element_type(out, x.dtype), x.weak_type)
+
+
+_ELEMENTWISE: dict[str, Callable] = {  # an update of the whole operand, in order
+    "set": lambda x, y: y, "add": lax.add, "sub": lax.sub, "mul": lax.mul, "min": lax.min,
+    "max": lax.max}
+_SCATTERS: dict[str, Callable] = {
+    "set": lax.scatter, "add": lax.scatter_add, "sub": lax.scatter_sub, "mul": lax.scatter_mul,
+    "min": lax.scatter_min, "max": lax.scatter_max}
+
+
+class _IndexUpdateRef:
+    """`x.at[index]`: methods return an updated copy of x (x itself never changes).
+
+    Updates at out-of-bounds indices are dropped (mode='drop', the default) or
+    clamped (mode='clip'); repeated indices all apply, in order for `set`.
+    """
+
+    def __init__(self, array: Array, index):
+        self.array = array
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode=None, fill_value=None) -> Array:
+        """`x[index]`; mode='fill' gives `fill_value` (NaN, INT_MIN...) out of bounds."""
+        return _read(self.array, self.index, mode=mode, fill_value=fill_value,
+                     indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
+
+    def set(self, values, **kwargs) -> Array:
+        return _scatter(self.array, self.index, values, "set", **kwargs)
+
+    def add(self, values, **kwargs) -> Array:
+        return _scatter(self.array, self.index, values, "add", **kwargs)
+
+    def subtract(self, values, **kwargs) -> Array:
+        return _scatter(self.array, self.index, values, "sub", **kwargs)
+
+    def multiply(self, values, **kwargs) -> Array:
+        return _scatter(self.array, self.index, values, "mul", **kwargs)
+
+    mul = multiply
+
+    def divide(self, values, **kwargs) -> Array:
+        """x / (ones with `values` multiplied in at index), as JAX: ints give floats."""
+        import xlapy.numpy as xnp
+
+        ones = xnp.ones_like(self.array)
+        return xnp.divide(self.array, _scatter(ones, self.index, values, "mul", **kwargs))
+
+    def power(self, values, **kwargs) -> Array:
+        import xlapy.numpy as xnp
+
+        ones = xnp.ones_like(self.array)
+        return xnp.power(self.array, _scatter(ones, self.index, values, "mul", **kwargs))
+
+    def min(self, values, **kwargs) -> Array:
+        return _scatter(self.array, self.index, values, "min", **kwargs)
+
+    def max(self, values, **kwargs) -> Array:
+        return _scatter(self.array, self.index, values, "max", **kwargs)
+
+    def apply(self, func: Callable, **kwargs) -> Array:
+        """`func` (a scalar function) applied at index, once per occurrence."""
+        return _scatter(self.array, self.index, None, "apply", func=func, **kwargs)
+
+
+class IndexUpdateHelper:
+    """What `x.at` returns: index it to get an `_IndexUpdateRef`."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Array):
+        self.array = array
+
+    def __getitem__(self, index) -> _IndexUpdateRef:
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self) -> str:
+        return f"IndexUpdateHelper({self.array!r})"
+
+
+# -- take and friends ---------------------------------------------------------------------
+def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
+         unique_indices: bool = False, indices_are_sorted: bool = False,
+         fill_value=None) -> Array:
+    """Elements of `a` at `indices` along `axis` (all of `a` flattened when None).
+
+    mode: 'fill' (the default, as JAX: out of bounds gives `fill_value`, NaN for
+    floats), 'clip', 'wrap' (indices modulo the size) or 'promise_in_bounds'.
+    """
+    if out is not None:
+        raise NotImplementedError("xnp.take does not support out=; arrays are immutable")
+    a = as_array(a)
+    if axis is None:
+        a, axis = reshape_exact(a, (a.size,)), 0
+    axis = canonicalize_axis(axis, a.ndim)
+    indices = _as_index_array(indices)
+    if mode in ("wrap", "clip"):  # NumPy's modes: -1 wraps to the end, or clips to 0
+        import xlapy.numpy as xnp
+
+        n = a.shape[axis]
+        indices = xnp.mod(indices, n) if mode == "wrap" else xnp.clip(indices, 0, max(n - 1, 0))
+        mode = "promise_in_bounds"
+    elif mode == "raise":
+        raise NotImplementedError("mode='raise' cannot be compiled; use 'fill' or 'clip'")
+    index = (slice(None),) * axis + (indices,)
+    return _read(a, index, mode="fill" if mode is None else mode, fill_value=fill_value,
+                 unique_indices=unique_indices, indices_are_sorted=indices_are_sorted)
+
+
+def _along_axis_index(shape: tuple[int, ...], indices: Array, axis: int) -> tuple:
+    """An all-array index picking `indices` along `axis` and every position elsewhere."""
+    index = []
+    for d, n in enumerate(shape):
+        if d == axis:
+            index.append(indices)
+        else:
+            grid = np.arange(n, dtype=np.int32).reshape(
+                [n if e == d else 1 for e in range(len(shape))])
+            index.append(as_array(grid))
+    return tuple(index)
+
+
+def _along_axis_args(arr, indices, axis, name: str):
+    arr, indices = as_array(arr), _as_index_array(indices)
+    if axis is None:
+        arr, indices = reshape_exact(arr, (arr.size,)), reshape_exact(indices, (indices.size,))
+        axis = 0
+    if indices.ndim != arr.ndim:
+        raise ValueError(f"{name}: indices and arr must have the same number of dimensions, "
+                         f"got {indices.ndim} and {arr.ndim}")
+    axis = canonicalize_axis(axis, arr.ndim)
+    shape = list(broadcast_shapes(
+        tuple(1 if d == axis else n for d, n in enumerate(arr.shape)),
+        tuple(1 if d == axis else n for d, n in enumerate(indices.shape))))
+    shape[axis] = indices.shape[axis]
+    indices = broadcast_to(indices, tuple(shape))
+    return arr, indices, axis
+
+
+def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=None) -> Array:
+    """`arr`'s elements at `indices` along `axis`, as np.take_along_axis; out of bounds
+    gives `fill_value` (mode='fill', JAX's default) or clamps (mode='clip')."""
+    arr, indices, axis = _along_axis_args(arr, indices, axis, "take_along_axis")
+    index = _along_axis_index(tuple(arr.shape), indices, axis)
+    return _read(arr, index, mode="fill" if mode is None else mode, fill_value=fill_value)
+
+
+def put_along_axis(arr, indices, values, axis: int | None, inplace: bool = True,
+                   *, mode=None) -> Array:
+    """A copy of `arr` with `values` put at `indices` along `axis`; JAX arrays are
+    immutable, so `inplace=False` must be passed, as in jax.numpy."""
+    if inplace:
+        raise ValueError("xnp.put_along_axis cannot modify arrays in place; pass inplace=False")
+    original = as_array(arr)
+    arr, indices, axis = _along_axis_args(arr, indices, axis, "put_along_axis")
+    index = _along_axis_index(tuple(arr.shape), indices, axis)
+    out = _scatter(arr, index, values, "set", mode=mode)
+    return reshape_exact(out, tuple(original.shape))
+
+
+def put(a, ind, v, mode: str | None = None, *, inplace: bool = True) -> Array:
+    """A copy of `a` with flat positions `ind` set to `v` (repeated cyclically when
+    shorter). mode 'clip' (also the default, as JAX) or 'wrap'."""
+    if inplace:
+        raise ValueError("xnp.put cannot modify arrays in place; pass inplace=False")
+    a = as_array(a)
+    ind = _as_index_array(ind)
+    ind = reshape_exact(ind, (ind.size,))
+    v = as_array(v)
+    v = reshape_exact(v, (v.size,))
+    if v.size == 0 or ind.size == 0 or a.size == 0:
+        return a
+    if v.size != ind.size:
+        v = _read(v, as_array(np.arange(ind.size, dtype=np.int32) % v.size))
+    if mode == "wrap":
+        import xlapy.numpy as xnp
+
+        ind = xnp.mod(ind, a.size)
+    elif mode in (None, "clip"):
+        (ind,) = unravel_index(ind, (a.size,))
+    else:
+        raise ValueError(f"xnp.put: mode must be None, 'clip' or 'wrap', got {mode!r}")
+    flat = _scatter(reshape_exact(a, (a.size,)), ind, v, "set")
+    return reshape_exact(flat, tuple(a.shape))
+
+
+# -- flat <-> multi indices ---------------------------------------------------------------
+def unravel_index(indices, shape: Sequence[int]) -> tuple[Array, ...]:
+    """The multi-index of flat `indices` in an array of `shape` (C order). Out-of-range
+    indices are clamped into the array, as JAX does."""
+    import xlapy.numpy as xnp
+
+    indices = _as_index_array(indices)
+    shape = tuple(int(n) for n in shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    indices = xnp.where(indices < 0, indices + size, indices)
+    indices = lax.clamp(0, indices, max(size - 1, 0)) if size else indices
+    out = []
+    for n in reversed(shape):
+        out.append(lax.rem(indices, n) if n else indices)
+        indices = lax.div(indices, n) if n else indices
+    return tuple(reversed(out))
+
+
+def ravel_multi_index(multi_index: Sequence, dims: Sequence[int], mode: str = "raise",
+                      order: str = "C") -> Array:
+    """Flat indices of the `multi_index` arrays in an array of shape `dims`; mode
+    'clip' or 'wrap' ('raise' is only checked on concrete values)."""
+    import xlapy.numpy as xnp
+
+    dims = tuple(int(n) for n in dims)
+    if len(multi_index) != len(dims):
+        raise ValueError(f"ravel_multi_index: {len(multi_index)} index arrays for "
+                         f"{len(dims)} dimensions")
+    arrays = [_as_index_array(i) for i in multi_index]
+    if mode == "raise":
+        for a, n in zip(arrays, dims):
+            if isinstance(a, ConcreteArray) and np.any((a.value < 0) | (a.value >= n)):
+                raise ValueError("invalid entry in coordinates array")
+    elif mode == "wrap":
+        arrays = [xnp.mod(a, n) for a, n in zip(arrays, dims)]
+    elif mode == "clip":
+        arrays = [xnp.clip(a, 0, n - 1) for a, n in zip(arrays, dims)]
+    else:
+        raise ValueError(f"ravel_multi_index: unknown mode {mode!r}")
+    order_dims = range(len(dims)) if order == "C" else reversed(range(len(dims)))
+    result = None
+    for d in order_dims:
+        a = xnp.asarray(arrays[d], dtype=dtypes.int32 if arrays[d].dtype.itemsize <= 4
+                        else arrays[d].dtype)
+        result = a if result is None else result * dims[d] + a
+    return result
+
+
+__all__ = ["IndexUpdateHelper", "getitem", "put", "put_along_axis", "ravel_multi_index",
+           "take", "take_along_axis", "unravel_index"]

@@ -167,7 +167,7 @@ def gather(instruction, operands, evaluator):
     batch_axes = iter(range(batch_rank))
     perm = [batch_rank + offset_dims.index(j) if j in offset_dims else next(batch_axes)
             for j in range(batch_rank + len(kept))]
-    return np.ascontiguousarray(np.transpose(sliced, perm))
+    return np.asarray(np.transpose(sliced, perm), order="C")
 
 
 # -- scatter ------------------------------------------------------------------------

@@ -112,14 +112,14 @@ def _major_to_minor(shape: Shape) -> list[int]:
 
 def _physical_bytes(value: np.ndarray, shape: Shape) -> np.ndarray:
     """`value`'s elements in the order its layout stores them in memory."""
-    return np.ascontiguousarray(np.transpose(value, _major_to_minor(shape))).reshape(-1)
+    return np.asarray(np.transpose(value, _major_to_minor(shape))).reshape(-1, order="C")
 
 
 def _from_physical(buffer: np.ndarray, shape: Shape) -> np.ndarray:
     """The array of `shape` whose memory under `shape`'s layout holds `buffer`."""
     order = _major_to_minor(shape)
     stored = buffer.reshape([shape.dimensions[d] for d in order])
-    return np.ascontiguousarray(np.transpose(stored, np.argsort(order)))
+    return np.asarray(np.transpose(stored, np.argsort(order)), order="C")
 
 
 @rule(Opcode.BITCAST)
