@@ -5,6 +5,8 @@ from xlapy.backends import available_backends
 from xlapy.core.array import Array
 from xlapy.errors import CompileError, ExecutionError, ParseError, VerifierError, XlapyError
 from xlapy.jit import jit
+
+from xlapy import lax, nn, numpy, random  # noqa: E402  isort: skip - after jit: they import it
 from xlapy.runtime import compile, execute
 
 __version__ = "0.1.0"
@@ -19,4 +21,5 @@ def devices() -> list[str]:
 
 
 __all__ = ["Array", "CompileError", "ExecutionError", "ParseError", "VerifierError",
-           "XlapyError", "available_backends", "compile", "devices", "execute", "hlo", "jit"]
+           "XlapyError", "available_backends", "compile", "devices", "execute", "hlo", "jit", "lax",
+           "nn", "numpy", "random"]

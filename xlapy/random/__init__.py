@@ -1,0 +1,120 @@
+"""`xlapy.random`: explicit-key random numbers, drawn as jax.random draws them.
+
+Keys are raw `uint32[2]` arrays (what `jax.random.PRNGKey` returns) and the
+generator is JAX's default threefry-2x32 with its partitionable counter
+layout. Keys, split, fold_in, bits, uniform floats and every integer or
+discrete sampler (randint, bernoulli, permutation, choice, categorical...)
+match JAX bit for bit; samplers that go through log, log1p or tan (normal's
+erf_inv, gumbel, exponential...) use the same formulas and agree with JAX's
+CPU results to an ulp or two, the difference between NumPy's and XLA's
+elementary functions.
+Nothing is stateful: split a key to get fresh ones, and never reuse a key for
+two draws you want independent. Every function works eagerly and under
+`xlapy.jit` with the same results.
+
+Seeds: an integer of at most 32 bits gives JAX's key for it in JAX's default
+(32-bit) mode; a wider seed, or a 64-bit integer array, gives the key of JAX
+with x64 enabled (high and low words), where default JAX would silently
+drop the high word.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xlapy.core.trace import Array, as_array
+from xlapy.random._discrete import categorical, choice, permutation, shuffle_along
+from xlapy.random._samplers import (
+    bernoulli,
+    cauchy,
+    exponential,
+    gumbel,
+    laplace,
+    logistic,
+    multivariate_normal,
+    normal,
+    rademacher,
+    randint,
+    truncated_normal,
+    uniform,
+)
+from xlapy.random._threefry import (
+    canonical_shape,
+    check_key,
+    fold_in_key,
+    make_key,
+    random_bits,
+    split_key,
+)
+from xlapy.random._threefry import threefry2x32 as threefry_2x32
+
+
+def PRNGKey(seed) -> Array:  # noqa: N802 - JAX's name
+    """The uint32[2] key of an integer seed (a Python int or an integer scalar)."""
+    return make_key(seed)
+
+
+def key(seed) -> Array:
+    """As PRNGKey: xlapy has no typed key arrays, so this is the raw uint32[2] key
+    (jax.random.key returns a typed scalar key that every sampler here also
+    accepts in raw form)."""
+    return make_key(seed)
+
+
+def key_data(keys) -> Array:
+    """The uint32 words of a key array (raw keys are their own data)."""
+    keys = as_array(keys)
+    if keys.dtype != np.uint32 or not keys.shape or keys.shape[-1] != 2:
+        raise TypeError(f"key_data needs uint32[..., 2] keys, got {keys.dtype}"
+                        f"{list(keys.shape)}")
+    return keys
+
+
+def wrap_key_data(key_bits_array) -> Array:
+    """Keys from their uint32 words (the identity for raw keys)."""
+    return key_data(key_bits_array)
+
+
+def split(key, num=2) -> Array:
+    """`num` new keys (or an array of keys of shape `num`, a tuple), stacked as
+    uint32[*shape, 2]; each is independent of the others and of `key`."""
+    key = check_key("split", key)
+    shape = tuple(num) if isinstance(num, (tuple, list)) else (num,)
+    return split_key(key, canonical_shape(shape))
+
+
+def fold_in(key, data) -> Array:
+    """A new key derived from `key` and a 32-bit integer scalar `data`, e.g. a
+    step number or a device index."""
+    return fold_in_key(check_key("fold_in", key), data)
+
+
+def bits(key, shape=(), dtype=None) -> Array:
+    """Uniformly random unsigned integers (uint32 unless told)."""
+    key = check_key("bits", key)
+    dtype = np.dtype(np.uint32) if dtype is None else np.dtype(dtype)
+    if dtype.kind != "u":
+        raise ValueError(f"bits draws unsigned integers; dtype {dtype} is not unsigned")
+    return random_bits(key, dtype.itemsize * 8, canonical_shape(shape))
+
+
+def shuffle(key, x, axis: int = 0) -> Array:
+    """Deprecated in JAX in favour of permutation(independent=True): x with the
+    entries of each lane along `axis` permuted independently."""
+    from xlapy.numpy._promotion import canonicalize_axis
+
+    x = as_array(x)
+    return shuffle_along(check_key("shuffle", key), x, canonicalize_axis(axis, x.ndim))
+
+
+def clone(key) -> Array:
+    """The key itself: keys are immutable values here, as in JAX."""
+    return check_key("clone", key)
+
+
+__all__ = [
+    "PRNGKey", "bernoulli", "bits", "categorical", "cauchy", "choice", "clone", "exponential",
+    "fold_in", "gumbel", "key", "key_data", "laplace", "logistic", "multivariate_normal",
+    "normal", "permutation", "rademacher", "randint", "random_bits", "shuffle", "split",
+    "threefry_2x32", "truncated_normal", "uniform", "wrap_key_data",
+]
