@@ -72,7 +72,8 @@ class JitFunction:
         self.static_argnames = _as_tuple(static_argnames)
         self.donate_argnums = _as_tuple(donate_argnums)
         self.backend = backend
-        self._cache: dict[Signature, _Entry] = {}
+        self._cache: dict[tuple, _Entry] = {}  # (tree, leaf keys, static) -> entry
+        self._signatures: list[Signature] = []  # in compile order, to explain misses
         self.compile_count = 0
         self.cache_misses: list[str] = []
         """One line per compilation after the first: which argument changed."""
@@ -84,16 +85,21 @@ class JitFunction:
 
     # -- the per-call path ----------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        dynamic, static = self._split(args, kwargs)
-        leaves, tree = tree_flatten(dynamic)
+        if kwargs or self.static_argnums or not all(type(a) in _FAST_LEAVES for a in args):
+            dynamic, static = self._split(args, kwargs)
+            leaves, tree = tree_flatten(dynamic)
+        else:  # the common case: positional arrays only, no pytree walk needed
+            leaves, static = args, ()
+            tree = _flat_tree(len(args))
         if any(isinstance(x, Tracer) for x in leaves):  # called inside another trace: inline
             return self.fn(*args, **kwargs)
-        avals = tuple(_aval(x) for x in leaves)
-        signature = Signature(tree, avals, static)
-        entry = self._cache.get(signature)
+        key = (tree, tuple(_key(x) for x in leaves), static)
+        entry = self._cache.get(key)
         if entry is None:
-            entry = self._compile(signature, args, kwargs)
-        values = [_host_value(x, a) for x, a in zip(leaves, avals)]
+            signature = Signature(tree, tuple(_aval(x) for x in leaves), static)
+            entry = self._compile(signature, key, args, kwargs)
+        values = [x.value if type(x) is ConcreteArray else _host_value(x, k[1])
+                  for x, k in zip(leaves, key[1])]
         results = entry.executable.execute(*values)
         for i in entry.donated:
             if isinstance(leaves[i], ConcreteArray):
@@ -128,9 +134,9 @@ class JitFunction:
         module, out_tree, out_weak, donated = self._trace(args, kwargs)
         return Lowered(module, self.backend, out_tree, out_weak)
 
-    def _compile(self, signature: Signature, args, kwargs) -> _Entry:
-        if self._cache:
-            previous = list(self._cache)[-1]
+    def _compile(self, signature: Signature, key: tuple, args, kwargs) -> _Entry:
+        if self._signatures:
+            previous = self._signatures[-1]
             reason = signature.explain_difference(previous, self._leaf_names(signature))
             self.cache_misses.append(reason)
             log.info("recompiling %s: %s", self.__name__, reason)
@@ -141,7 +147,8 @@ class JitFunction:
             raise
         self.compile_count += 1
         entry = _Entry(executable, out_tree, out_weak, donated)
-        self._cache[signature] = entry
+        self._cache[key] = entry
+        self._signatures.append(signature)
         return entry
 
     def _leaf_names(self, signature: Signature) -> list[str]:
@@ -302,9 +309,30 @@ def _aval(leaf) -> ShapedArray:
     return ShapedArray(np.shape(leaf), dtype, weak)
 
 
-def _host_value(leaf, aval: ShapedArray) -> np.ndarray:
+_FAST_LEAVES = (ConcreteArray, np.ndarray)
+
+
+@functools.cache
+def _flat_tree(n: int) -> TreeDef:
+    """The structure of `n` positional array arguments and no keywords."""
+    return tree_flatten((tuple(range(n)), {}))[1]
+
+
+def _key(leaf) -> tuple:
+    """A leaf's part of the cache key: (shape, dtype, weak), cheaply."""
+    kind = type(leaf)
+    if kind is ConcreteArray:
+        value = leaf.value
+        return value.shape, value.dtype, leaf.weak_type
+    if kind is np.ndarray:
+        return leaf.shape, leaf.dtype, False
+    aval = _aval(leaf)
+    return aval.shape, aval.dtype, aval.weak_type
+
+
+def _host_value(leaf, dtype) -> np.ndarray:
     if isinstance(leaf, ConcreteArray):
         return leaf.value
-    if isinstance(leaf, np.ndarray) and leaf.dtype == aval.dtype:
+    if isinstance(leaf, np.ndarray) and leaf.dtype == dtype:
         return leaf
-    return np.asarray(leaf, dtype=aval.dtype)
+    return np.asarray(leaf, dtype=dtype)

@@ -269,8 +269,43 @@ def _wrap_traced(trace: Trace, instruction: HloInstruction, weak_type: bool, ori
     return tuple(parts)
 
 
+_EAGER_CACHE: dict[tuple, HloInstruction] = {}
+_EAGER_CACHE_SIZE = 4096
+_EVALUATOR = None
+
+
 def _eager(opcode, operands, attrs, shape, weak_type):
-    from xlapy.backends.interpreter.evaluator import Evaluator
+    """Evaluate one op now with the interpreter's rule. The instruction for an
+    (opcode, operand types, attributes) signature is built and shape-checked
+    once, then reused: eager mode pays for shape inference once per signature."""
+    global _EVALUATOR
+    if _EVALUATOR is None:
+        from xlapy.backends.interpreter.evaluator import Evaluator
+
+        _EVALUATOR = Evaluator()
+    try:
+        key = (opcode, tuple(_type_key(o) for o in operands), tuple(attrs.items()), shape)
+        instruction = _EAGER_CACHE.get(key)
+    except TypeError:  # an unhashable attribute value: build every time
+        key, instruction = None, None
+    if instruction is None:
+        instruction = _eager_instruction(opcode, operands, attrs, shape)
+        if key is not None:
+            if len(_EAGER_CACHE) >= _EAGER_CACHE_SIZE:
+                _EAGER_CACHE.clear()
+            _EAGER_CACHE[key] = instruction
+    value = _EVALUATOR.evaluate(instruction, _operand_values(operands))
+    return _wrap_concrete(value, weak_type)
+
+
+def _type_key(operand):
+    if isinstance(operand, (tuple, list)):
+        return tuple(_type_key(o) for o in operand)
+    value = operand.value
+    return value.shape, value.dtype
+
+
+def _eager_instruction(opcode, operands, attrs, shape) -> HloInstruction:
     from xlapy.hlo import shape_inference
 
     operand_shapes = [_shape_of(o) for o in operands]
@@ -279,9 +314,7 @@ def _eager(opcode, operands, attrs, shape, weak_type):
         result_shape = shape
     params = [HloInstruction(Opcode.PARAMETER, s, name=f"operand.{i}", parameter_number=i)
               for i, s in enumerate(operand_shapes)]
-    instruction = HloInstruction(opcode, result_shape, params, attrs, name=opcode.value)
-    value = Evaluator().evaluate(instruction, _operand_values(operands))
-    return _wrap_concrete(value, weak_type)
+    return HloInstruction(opcode, result_shape, params, dict(attrs), name=opcode.value)
 
 
 def _wrap_concrete(value, weak_type: bool):

@@ -8,11 +8,15 @@ from xlapy.hlo.ir import HloModule
 
 
 class InterpreterExecutable(Executable):
-    def execute(self, *arrays) -> list:
+    def __init__(self, module: HloModule, backend: str):
         from xlapy.backends.interpreter.evaluator import Evaluator
 
+        super().__init__(module, backend)
+        self._evaluator = Evaluator()
+
+    def execute(self, *arrays) -> list:
         args = self.check_arguments(arrays)
-        result = Evaluator().call(self.module.entry_computation, args)
+        result = self._evaluator.call(self.module.entry_computation, args)
         return list(result) if isinstance(result, tuple) else [result]
 
 

@@ -22,15 +22,29 @@ from xlapy.backends.interpreter import (  # noqa: E402,F401  isort: skip
 
 
 class Evaluator:
-    """Evaluates computations of one module; `call` is how rules run callees."""
+    """Evaluates computations of one module; `call` is how rules run callees.
+
+    An evaluator remembers each computation's evaluation order, so keep one
+    per executable (the module must not change while it is in use)."""
+
+    def __init__(self):
+        self._orders: dict[int, tuple[HloComputation, list[HloInstruction], int]] = {}
+
+    def _order(self, computation: HloComputation):
+        cached = self._orders.get(id(computation))
+        if cached is None or cached[0] is not computation:
+            cached = (computation, computation.post_order(), computation.num_parameters)
+            self._orders[id(computation)] = cached
+        return cached[1], cached[2]
 
     def call(self, computation: HloComputation, args) -> object:
         """The root value of `computation` applied to `args` (one per parameter)."""
-        if len(args) != computation.num_parameters:
+        order, num_parameters = self._order(computation)
+        if len(args) != num_parameters:
             raise ExecutionError(f"computation {computation.name} takes "
-                                 f"{computation.num_parameters} arguments, got {len(args)}")
+                                 f"{num_parameters} arguments, got {len(args)}")
         values: dict[int, object] = {}
-        for instruction in computation.post_order():
+        for instruction in order:
             if instruction.opcode is Opcode.PARAMETER:
                 values[id(instruction)] = args[instruction.parameter_number]
                 continue

@@ -1,0 +1,1 @@
+"""xlapy's benchmarks: each prints ratios measured side by side in one run."""
