@@ -211,10 +211,16 @@ class ConcreteArray(Array):
         return self.value
 
     def __array__(self, dtype=None, copy=None):
+        """The value for NumPy: read-only unless copied, because xlapy arrays are
+        immutable (as in JAX)."""
         value = self.value
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return value.astype(dtype)
-        return value.copy() if copy else value
+        if copy:
+            return value.copy()
+        view = value.view()
+        view.flags.writeable = False
+        return view
 
     def __repr__(self) -> str:
         body = np.array2string(self.value, separator=", ", prefix="Array(")

@@ -54,11 +54,11 @@ def _upper_bounds(node) -> frozenset:
 
 
 def _node(dtype: np.dtype, weak: bool):
-    if not weak:
+    if not weak or dtype.kind == "b":
         return dtype
-    if dtype.kind == "b":
-        return bool_
-    return {"i": WEAK_INT, "u": WEAK_INT, "f": WEAK_FLOAT, "c": WEAK_COMPLEX}[dtype.kind]
+    if is_integer(dtype):
+        return WEAK_INT
+    return WEAK_COMPLEX if is_complex(dtype) else WEAK_FLOAT
 
 
 def _materialise(node) -> tuple[np.dtype, bool]:
@@ -116,6 +116,8 @@ def dtype_and_weak(value) -> tuple[np.dtype, bool]:
         return DEFAULT_FLOAT, True
     if isinstance(value, complex):
         return DEFAULT_COMPLEX, True
+    if isinstance(value, (list, tuple)):
+        return default_dtype_of(value), False
     try:
         return canonicalize(np.dtype(value)), False
     except TypeError:

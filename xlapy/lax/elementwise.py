@@ -155,6 +155,9 @@ def select(pred, on_true, on_false):
     pred = as_array(pred)
     if pred.shape != on_true.shape and not pred.shape:
         pred = broadcast_in_dim(pred, on_true.shape, ())
+    elif pred.shape != on_true.shape and not on_true.shape:  # scalar branches, shaped pred
+        on_true = broadcast_in_dim(on_true, pred.shape, ())
+        on_false = broadcast_in_dim(on_false, pred.shape, ())
     return bind(Opcode.SELECT, [pred, on_true, on_false],
                 weak_type=on_true.weak_type and on_false.weak_type, name="select")
 
