@@ -171,3 +171,20 @@ def test_nested_jit_inlines():
 def test_non_array_result_is_a_compile_error():
     with pytest.raises(xlapy.CompileError, match="not an array"):
         xlapy.jit(lambda x: "text")(X)
+
+
+def test_every_traced_instruction_points_at_the_users_code():
+    import xlapy.numpy as xnp
+
+    def f(x, w):
+        h = xnp.tanh(x @ w + 1.0)
+        return lax.fori_loop(0, 2, lambda i, v: v * 2.0, h).sum(), h
+
+    module = xlapy.jit(f).lower(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)).module
+    for computation in module.computations:
+        for instruction in computation.instructions:
+            if instruction.opcode is Opcode.PARAMETER:
+                continue
+            metadata = instruction.attrs.get("metadata")
+            assert metadata is not None, instruction.name
+            assert metadata.get("source_file") == __file__, instruction.name

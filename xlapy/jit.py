@@ -194,7 +194,9 @@ class JitFunction:
             if out_tree.node_type is None:
                 root = outs[0].instruction
             else:
+                builder.set_op_metadata(trace.metadata("tuple"))
                 root = builder.tuple([o.instruction for o in outs])
+                builder.set_op_metadata(None)
         module = module_builder.build(builder.build(root))
         donated = self._donate(module, leaves, tree, outs)
         return module, out_tree, tuple(o.weak_type for o in outs), donated

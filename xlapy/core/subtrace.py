@@ -76,7 +76,9 @@ def trace_function(fn: Callable, args: list[ShapedArray], name: str, *,
         leaves, out_tree = tree_flatten(out)
         outs = [trace.lift(as_array(leaf)) for leaf in leaves]
         if tuple_root:
+            builder.set_op_metadata(trace.metadata("tuple"))
             root = builder.tuple([o.instruction for o in outs])
+            builder.set_op_metadata(None)
         else:
             if len(outs) != 1:
                 raise TypeError(f"{name} must return one array, got {out_tree}")
@@ -86,9 +88,10 @@ def trace_function(fn: Callable, args: list[ShapedArray], name: str, *,
 
 
 def pack_parameters(traced: TracedFunction, tuple_shape: Shape,
-                    positions: list[int], module: ModuleBuilder) -> None:
+                    positions: list[int], module: ModuleBuilder, metadata=None) -> None:
     """Make `traced.computation` take one tuple parameter of `tuple_shape`:
-    flat parameter i becomes element `positions[i]` of it (in place)."""
+    flat parameter i becomes element `positions[i]` of it (in place); the new
+    get-tuple-elements carry `metadata` (the calling op's)."""
     computation = traced.computation
     param = HloInstruction(Opcode.PARAMETER, tuple_shape.with_default_layout(),
                            name=module.unique_name("param"), parameter_number=0)
@@ -98,17 +101,20 @@ def pack_parameters(traced: TracedFunction, tuple_shape: Shape,
         old.name = module.unique_name("get-tuple-element")
         old.operands = [param]
         old.attrs = {"index": positions[old.parameter_number]}
+        if metadata is not None:
+            old.attrs["metadata"] = metadata
         old.parameter_number = None
     computation.instructions.insert(0, param)
 
 
 def element_of(computation: HloComputation, index: int,
-               module: ModuleBuilder) -> HloInstruction:
+               module: ModuleBuilder, metadata=None) -> HloInstruction:
     """A `get-tuple-element` of `computation`'s tuple parameter, appended before its
     root (used to pass loop-invariant captures through a body)."""
     param = computation.parameter(0)
     shape = param.shape.tuple_shapes[index]
-    gte = HloInstruction(Opcode.GET_TUPLE_ELEMENT, shape, [param], {"index": index},
+    attrs = {"index": index} if metadata is None else {"index": index, "metadata": metadata}
+    gte = HloInstruction(Opcode.GET_TUPLE_ELEMENT, shape, [param], attrs,
                          name=module.unique_name("get-tuple-element"))
     gte.parent = computation
     computation.instructions.insert(computation.instructions.index(param) + 1, gte)

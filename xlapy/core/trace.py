@@ -246,17 +246,17 @@ def _emit(trace: Trace, opcode, operands, attrs, shape, weak_type, name):
             return builder.tuple([handle(o) for o in operand])
         return trace.lift(operand).instruction
 
-    handles = [handle(o) for o in operands]
     metadata = trace.metadata(name or opcode.value)
-    builder.set_op_metadata(metadata)
-    try:
-        instruction = builder.add_instruction(opcode, handles, shape, **attrs)
-    finally:
-        builder.set_op_metadata(None)
     origin = f"{name or opcode.value}"
     if metadata.get("source_file"):
         origin += f" at {metadata.get('source_file')}:{metadata.get('source_line')}"
-    return _wrap_traced(trace, instruction, weak_type, origin)
+    builder.set_op_metadata(metadata)  # every instruction this op adds points at the user
+    try:
+        handles = [handle(o) for o in operands]
+        instruction = builder.add_instruction(opcode, handles, shape, **attrs)
+        return _wrap_traced(trace, instruction, weak_type, origin)
+    finally:
+        builder.set_op_metadata(None)
 
 
 def _wrap_traced(trace: Trace, instruction: HloInstruction, weak_type: bool, origin: str):

@@ -246,6 +246,8 @@ class ComputationBuilder(ElementwiseOps, ArrayOps, ControlOps):
             raise BuilderError(f"{self._where()}: constant({value!r}): {e}") from e
         shape = Shape.array(element_type, literal.shape).with_default_layout()
         instruction = HloInstruction(Opcode.CONSTANT, shape, literal=literal)
+        if self._metadata is not None:
+            instruction.attrs["metadata"] = self._metadata
         return self._append(instruction, "constant")
 
     # -- the generic op -------------------------------------------------------------------

@@ -61,10 +61,12 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
                                                      cond.captures + body.captures]
     state = Shape.tuple(state_shapes).with_default_layout()
     module = current_trace().module_builder
-    pack_parameters(cond, state, list(range(n)) + list(range(n, n + c1)), module)
-    pack_parameters(body, state, list(range(n)) + list(range(n + c1, n + c1 + c2)), module)
+    meta = current_trace().metadata("while")
+    pack_parameters(cond, state, list(range(n)) + list(range(n, n + c1)), module, meta)
+    pack_parameters(body, state, list(range(n)) + list(range(n + c1, n + c1 + c2)), module, meta)
     root = body.computation.root_instruction
-    root.operands += [element_of(body.computation, i, module) for i in range(n, n + c1 + c2)]
+    root.operands += [element_of(body.computation, i, module, meta)
+                      for i in range(n, n + c1 + c2)]
     root.shape = state
     outs = bind(Opcode.WHILE, [tuple(init + cond.captures + body.captures)],
                 {"condition": cond.computation, "body": body.computation}, name="while")
@@ -218,10 +220,11 @@ def _conditional(index, branches, operands, by_pred: bool):
         _check_same("cond/switch branches", first.out_avals, other.out_avals, first.out_tree,
                     other.out_tree)
     module = current_trace().module_builder
+    meta = current_trace().metadata("cond")
     branch_operands = []
     for t in traced:
         shapes = [a.hlo_shape for a in avals] + [c.hlo_shape for c in t.captures]
-        pack_parameters(t, Shape.tuple(shapes), list(range(len(shapes))), module)
+        pack_parameters(t, Shape.tuple(shapes), list(range(len(shapes))), module, meta)
         branch_operands.append(tuple(args + t.captures))
     if by_pred:  # XLA's operand order: pred, true operand, false operand
         branch_operands.reverse()
