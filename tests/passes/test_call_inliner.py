@@ -1,22 +1,13 @@
 """CallInliner: calls replaced by their callee's body, callees removed after."""
 
-import xlapy
+from tests.passes.util import run_passes
 from xlapy.hlo import parse
 from xlapy.passes.call_inliner import CallInliner
-from xlapy.passes.pipeline import Pipeline, RunOptions
-from xlapy.tools.fake_data import fake_arguments
 
 
 def run_checked(text, p=None):
     """Inline with the verifier on; results must stay bit-identical."""
-    module = parse(text)
-    args = fake_arguments(module, seed=5)
-    before = xlapy.execute(module, args, backend="interpreter")
-    changed = Pipeline("test", [p or CallInliner()], RunOptions(verify=True)).run(module)
-    after = xlapy.execute(module, args, backend="interpreter")
-    for b, a in zip(before, after):
-        assert b.dtype == a.dtype and b.tobytes() == a.tobytes()
-    return module, changed
+    return run_passes([p or CallInliner()], text, seed=5)
 
 
 def opcodes(computation):

@@ -4,25 +4,15 @@ never folding what must stay (rng, side effects, broadcast/iota on their own).""
 import numpy as np
 import pytest
 
-import xlapy
+from tests.passes.util import run_passes
 from xlapy.hlo import parse
 from xlapy.passes import constant_folding
 from xlapy.passes.constant_folding import HloConstantFolding
-from xlapy.passes.pipeline import Pipeline, RunOptions
-from xlapy.tools.fake_data import fake_arguments
 
 
 def run_checked(text, interpret=True):
     """Fold `text` with the verifier on; results must stay bit-identical."""
-    module = parse(text)
-    args = fake_arguments(module, seed=3)
-    before = xlapy.execute(module, args, backend="interpreter") if interpret else None
-    changed = Pipeline("test", [HloConstantFolding()], RunOptions(verify=True)).run(module)
-    if interpret:
-        after = xlapy.execute(module, args, backend="interpreter")
-        for b, a in zip(before, after):
-            assert b.dtype == a.dtype and b.tobytes() == a.tobytes()
-    return module, changed
+    return run_passes([HloConstantFolding()], text, seed=3, interpret=interpret)
 
 
 def entry(body, extra=""):

@@ -2,24 +2,14 @@
 
 import pytest
 
-import xlapy
+from tests.passes.util import run_passes
 from xlapy.hlo import parse
 from xlapy.passes.cse import HloCSE
-from xlapy.passes.pipeline import Pipeline, RunOptions
-from xlapy.tools.fake_data import fake_arguments
 
 
 def run_checked(text, interpret=True):
-    """CSE on `text` with the verifier on; results must stay bit-identical."""
-    module = parse(text)
-    args = fake_arguments(module, seed=2)
-    before = xlapy.execute(module, args, backend="interpreter") if interpret else None
-    changed = Pipeline("test", [HloCSE()], RunOptions(verify=True)).run(module)
-    if interpret:
-        after = xlapy.execute(module, args, backend="interpreter")
-        for b, a in zip(before, after):
-            assert b.dtype == a.dtype and b.tobytes() == a.tobytes()
-    return module, changed
+    """CSE with the verifier on; results must stay bit-identical."""
+    return run_passes([HloCSE()], text, seed=2, interpret=interpret)
 
 
 def entry_names(module):

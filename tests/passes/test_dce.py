@@ -4,23 +4,15 @@ import numpy as np
 import pytest
 
 import xlapy
+from tests.passes.util import run_passes
 from xlapy.hlo import parse, verify
 from xlapy.passes.dce import HloDCE, has_side_effect, remove_dead_operands
-from xlapy.passes.pipeline import Pipeline, RunOptions
 from xlapy.tools.fake_data import fake_arguments
 
 
 def run_checked(p, text, interpret=True):
-    """Run pass `p` on `text` with the verifier on; check results are bit-identical."""
-    module = parse(text)
-    args = fake_arguments(module, seed=1)
-    before = xlapy.execute(module, args, backend="interpreter") if interpret else None
-    changed = Pipeline("test", [p], RunOptions(verify=True)).run(module)
-    if interpret:
-        after = xlapy.execute(module, args, backend="interpreter")
-        for b, a in zip(before, after):
-            assert b.dtype == a.dtype and b.tobytes() == a.tobytes()
-    return module, changed
+    """Run pass `p` on `text` with the verifier on; results must stay bit-identical."""
+    return run_passes([p], text, seed=1, interpret=interpret)
 
 
 def same_text(module, expected):

@@ -2,23 +2,14 @@
 
 import pytest
 
-import xlapy
+from tests.passes.util import run_passes
 from xlapy.hlo import parse
-from xlapy.passes.pipeline import Pipeline, RunOptions
 from xlapy.passes.tuple_simplifier import TupleSimplifier
-from xlapy.tools.fake_data import fake_arguments
 
 
 def run_checked(text):
-    """Simplify `text` with the verifier on; results must stay bit-identical."""
-    module = parse(text)
-    args = fake_arguments(module, seed=4)
-    before = xlapy.execute(module, args, backend="interpreter")
-    changed = Pipeline("test", [TupleSimplifier()], RunOptions(verify=True)).run(module)
-    after = xlapy.execute(module, args, backend="interpreter")
-    for b, a in zip(before, after):
-        assert b.dtype == a.dtype and b.tobytes() == a.tobytes()
-    return module, changed
+    """Simplify tuples with the verifier on; results must stay bit-identical."""
+    return run_passes([TupleSimplifier()], text, seed=4)
 
 
 def entry(body):
