@@ -11,6 +11,7 @@ import xlapy
 from xlapy import lax
 from xlapy.core.errors import ConcretizationError
 from xlapy.core.trace import as_array
+from xlapy.hlo.opcode import Opcode
 from xlapy.lax import reductions
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -148,9 +149,11 @@ def test_bad_axes():
 # -- reduce -------------------------------------------------------------------------------
 
 def test_reduce_with_lambda():
+    # The reducer must be associative with init as its identity (XLA reassociates):
+    # the largest magnitude, through a body that is no single binary op.
     x = sample((3, 4), np.float32)
-    check(lambda x: lax.reduce(x, 0.0, lambda a, b: lax.add(a, lax.mul(b, b)), (1,)), [x],
-          (x * x).sum(1))
+    check(lambda x: lax.reduce(x, 0.0, lambda a, b: lax.max(lax.abs(a), lax.abs(b)), (1,)),
+          [x], np.abs(x).max(1))
 
 
 def test_reduce_with_operators_when_xnp_has_them():
@@ -248,6 +251,26 @@ def test_argmax_long_axis_first_index():
     x[[2000, 2500]] = np.nan
     check(lambda x: (lax.argmax(x, 0, np.int32), lax.argmin(x, 0, np.int32)), [x],
           [np.int32(2000), np.int32(2000)])
+
+
+def test_eager_argmax_runs_the_variadic_reduce_that_jit_emits(monkeypatch):
+    # No eager-only algorithm: one variadic reduce, evaluated as a pairwise tree.
+    bound = []
+    original = reductions.bind
+
+    def record(opcode, operands, *args, **kwargs):
+        bound.append((opcode, len(operands)))
+        return original(opcode, operands, *args, **kwargs)
+
+    monkeypatch.setattr(reductions, "bind", record)
+    x = np.random.default_rng(9).integers(0, 20, (4, 1000)).astype(np.float32)
+    x[1, [5, 600]] = np.nan
+    eager = np.asarray(lax.argmin(x, 1, np.int32))
+    assert bound == [(Opcode.REDUCE, 4)]
+    jitted = xlapy.jit(lambda x: lax.argmin(x, 1, np.int32))
+    np.testing.assert_array_equal(eager, np.argmin(x, 1))
+    np.testing.assert_array_equal(jitted(x), eager)
+    assert jitted.lower(x).as_text().count(" reduce(") == 1
 
 
 def test_argmax_errors():

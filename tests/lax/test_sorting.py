@@ -11,6 +11,8 @@ from hypothesis.extra import numpy as hnp
 
 import xlapy
 from xlapy import lax
+from xlapy.hlo.opcode import Opcode
+from xlapy.lax import sorting
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -82,6 +84,24 @@ def test_sort_zero_signs_are_stable_and_nans_last():
     for got in (eager[0], jitted[0]):
         np.testing.assert_array_equal(np.signbit(got[:8]), np.signbit(want[:8]))
         np.testing.assert_array_equal(got, want)
+
+
+def test_eager_sort_runs_the_sort_that_jit_emits(monkeypatch):
+    # No extra key operand eagerly: the comparator canonicalises floats itself.
+    bound = []
+    original = sorting.bind
+
+    def record(opcode, operands, *args, **kwargs):
+        bound.append((opcode, len(operands)))
+        return original(opcode, operands, *args, **kwargs)
+
+    monkeypatch.setattr(sorting, "bind", record)
+    x = sample((3, 20000), np.float32, seed=9)
+    eager = lax.sort(x)
+    # (tracing the comparator the first time binds its compares too)
+    assert [b for b in bound if b[0] is not Opcode.COMPARE] == [(Opcode.SORT, 1)]
+    assert_same(eager, np.take_along_axis(x, stable_order(x), -1))
+    assert_same(xlapy.jit(lax.sort)(x), eager)
 
 
 def test_argsort_via_sort_key_val():

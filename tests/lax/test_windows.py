@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 import xlapy
 from xlapy import lax
+from xlapy.hlo.opcode import Opcode
+from xlapy.lax import windows as lax_windows
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 RTOL = {np.dtype(np.float16): 2e-3, BF16: 2e-2, np.dtype(np.float32): 2e-6,
@@ -250,7 +252,7 @@ def test_cumulative(name, dtype, reverse):
 @pytest.mark.parametrize("name", sorted(CUMULATIVE))
 @pytest.mark.parametrize("reverse", [False, True])
 def test_cumulative_long_axis(name, reverse):
-    # eager evaluation of a long axis takes a log-step scan; jit keeps the reduce-window
+    # eagerly and under jit one reduce-window, which the interpreter runs as a scan
     x = sample((3, 150), np.int32, seed=15)
     x = np.where(x == 0, 1, x).astype(np.int32) if name == "cumprod" else x
     ref = _reverse(CUMULATIVE[name]) if reverse else CUMULATIVE[name]
@@ -272,6 +274,27 @@ def test_cumlogsumexp_long_axis():
     check(lambda x: lax.cumlogsumexp(x, 1, reverse=True), [x],
           _reverse(lambda x, a: np.logaddexp.accumulate(x, a))(x.astype(np.float64), 1)
           .astype(np.float32))
+
+
+@pytest.mark.parametrize("name", sorted(CUMULATIVE) + ["cumlogsumexp"])
+def test_eager_cumulative_runs_the_reduce_window_that_jit_emits(monkeypatch, name):
+    # No eager-only scan: one reduce-window, bit for bit the jitted result.
+    bound = []
+    original = lax_windows.bind
+
+    def record(opcode, operands, *args, **kwargs):
+        bound.append((opcode, len(operands)))
+        return original(opcode, operands, *args, **kwargs)
+
+    monkeypatch.setattr(lax_windows, "bind", record)
+    x = sample((20, 700), np.float32, seed=19)
+    fn = getattr(lax, name)
+    for reverse in (False, True):
+        bound.clear()
+        eager = np.asarray(fn(x, 1, reverse))
+        assert [op for op, _ in bound] == [Opcode.REDUCE_WINDOW]
+        jitted = xlapy.jit(fn, static_argnums=(1, 2))(x, 1, reverse)
+        assert np.asarray(jitted).tobytes() == eager.tobytes()
 
 
 def test_cumsum_integers_are_exact():

@@ -341,8 +341,6 @@ def _argminmax(operand, axis: int, index_dtype, kind: str) -> Array:
     if dtypes.is_complex(x.dtype):
         raise TypeError(f"{name} does not accept complex operands ({x.dtype})")
     (axis,) = canonicalize_axes((axis,), x.ndim, name)
-    if current_trace() is None and x.shape[axis] > 0:
-        return _eager_argminmax(x, axis, index_dtype, kind)
     floating = dtypes.is_float(x.dtype)
     identity = max_identity(x.dtype) if kind == "max" else min_identity(x.dtype)
     indices = ew.broadcasted_iota(index_dtype, x.shape, axis)
@@ -352,24 +350,6 @@ def _argminmax(operand, axis: int, index_dtype, kind: str) -> Array:
     _, index = bind(Opcode.REDUCE, [x, indices, *inits],
                     {"dimensions": (axis,), "to_apply": reducer}, weak_type=False, name=name)
     return index
-
-
-def _eager_argminmax(x: Array, axis: int, index_dtype: np.dtype, kind: str) -> Array:
-    """argmax/argmin from monoid reductions, which the interpreter runs as NumPy
-    ufuncs (the variadic reducer would be walked element by element).
-
-    Same result as the variadic reduce: the extreme value (NaN if any) is
-    found first, then the lowest index holding it (any NaN for NaN)."""
-    extreme = (reduce_max if kind == "max" else reduce_min)(x, (axis,))
-    kept = tuple(d for d in range(x.ndim) if d != axis)
-    extreme = ew.broadcast_in_dim(extreme, x.shape, kept)
-    hit = ew.eq(x, extreme)
-    if dtypes.is_float(x.dtype):
-        nan_wins = ew.bitwise_and(ew.ne(x, x), ew.ne(extreme, extreme))
-        hit = ew.bitwise_or(hit, nan_wins)
-    indices = ew.broadcasted_iota(index_dtype, x.shape, axis)
-    missing = as_array(np.full(x.shape, dtypes.iinfo(index_dtype).max, index_dtype))
-    return reduce_min(ew.select(hit, indices, missing), (axis,))
 
 
 def argmax(operand, axis: int, index_dtype) -> Array:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from xlapy.core import dtypes
-from xlapy.core.trace import Array, as_array, bind, current_trace, with_weak_type
+from xlapy.core.trace import Array, as_array, bind, with_weak_type
 from xlapy.hlo.attributes import ComparisonDirection, ComparisonType
 from xlapy.hlo.opcode import Opcode
 from xlapy.lax import elementwise as ew
@@ -94,34 +94,15 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     if arrays[0].ndim == 0:
         raise ValueError("sort needs operands of rank >= 1, got a scalar")
     (dimension,) = canonicalize_axes((dimension,), arrays[0].ndim, "sort")
-    attrs = {"dimensions": (dimension,), "is_stable": bool(is_stable)}
-    if current_trace() is None and num_keys == 1 and dtypes.is_float(arrays[0].dtype):
-        results = _eager_float_sort(arrays, attrs)
-    else:
-        arg_dtypes = [np.dtype(x.dtype) for x in arrays for _ in range(2)]
-        attrs["to_apply"] = scalar_computation(_lt_comparator(num_keys), arg_dtypes,
-                                               [np.bool_], "sort", tuple_root=False)
-        result = bind(Opcode.SORT, arrays, attrs, name="sort")
-        results = result if isinstance(result, tuple) else (result,)
+    arg_dtypes = [np.dtype(x.dtype) for x in arrays for _ in range(2)]
+    comparator = scalar_computation(_lt_comparator(num_keys), arg_dtypes, [np.bool_], "sort",
+                                    tuple_root=False)
+    result = bind(Opcode.SORT, arrays, {"dimensions": (dimension,),
+                                        "is_stable": bool(is_stable), "to_apply": comparator},
+                  name="sort")
+    results = result if isinstance(result, tuple) else (result,)
     results = tuple(with_weak_type(r, x.weak_type) for r, x in zip(results, arrays))
     return results[0] if single else results
-
-
-def _key_comparator(key_lhs, key_rhs, *others):
-    return _total_compare(ComparisonDirection.LT, key_lhs, key_rhs)
-
-
-def _eager_float_sort(arrays: list[Array], attrs: dict) -> tuple[Array, ...]:
-    """A float sort with the canonical keys computed beforehand and passed as an
-    extra operand, so the comparator is one TOTALORDER compare of parameters,
-    which the interpreter sorts with NumPy; the permutation is the one JAX's
-    comparator gives."""
-    key = _canonical_float(arrays[0])
-    arg_dtypes = [np.dtype(x.dtype) for x in [key, *arrays] for _ in range(2)]
-    comparator = scalar_computation(_key_comparator, arg_dtypes, [np.bool_], "sort",
-                                    tuple_root=False)
-    result = bind(Opcode.SORT, [key, *arrays], {**attrs, "to_apply": comparator}, name="sort")
-    return result[1:]
 
 
 def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):

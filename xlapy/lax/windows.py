@@ -4,8 +4,9 @@ cumulative reductions `cumsum`, `cumprod`, `cummax`, `cummin`, `cumlogsumexp`.
 
 The cumulative reductions lower, as JAX does for XLA's CPU path, to one
 reduce-window whose window spans the whole axis with n-1 elements of padding
-in front (behind, for `reverse`): output i folds elements 0..i exactly, so
-integer results are exact and no scan loop is needed.
+in front (behind, for `reverse`): output i folds elements 0..i, so integer
+results are exact and no scan loop is needed. Eagerly and under jit alike
+this one op runs; the interpreter evaluates such a window as a running scan.
 """
 
 from __future__ import annotations
@@ -15,14 +16,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from xlapy.core import dtypes
-from xlapy.core.trace import Array, as_array, bind, current_trace, with_weak_type
-from xlapy.hlo.attributes import (
-    PaddingConfig,
-    PaddingDimension,
-    SliceRange,
-    Window,
-    WindowDimension,
-)
+from xlapy.core.trace import Array, as_array, bind, with_weak_type
+from xlapy.hlo.attributes import Window, WindowDimension
 from xlapy.hlo.opcode import Opcode
 from xlapy.lax import elementwise as ew
 from xlapy.lax.reductions import (
@@ -222,13 +217,7 @@ def select_and_scatter_add(source, operand, select_prim: Callable, window_dimens
 
 # -- cumulative reductions ----------------------------------------------------------------
 
-_EAGER_WINDOW_LIMIT = 64
-"""Longest axis an eager cumulative op evaluates as the reduce-window itself
-(n window offsets over the whole array: O(n²)); longer ones take a log-step scan."""
-
-
 def _cumulative(operand, axis: int, reverse: bool, window_reduce: Callable, name: str,
-                combine: Callable, identity: Callable,
                 accepts: Callable[[np.dtype], bool] = lambda d: d != np.bool_) -> Array:
     x = as_array(operand)
     dtype = np.dtype(x.dtype)
@@ -238,8 +227,6 @@ def _cumulative(operand, axis: int, reverse: bool, window_reduce: Callable, name
     n = x.shape[axis]
     if n == 0:
         return x
-    if current_trace() is None and n > _EAGER_WINDOW_LIMIT:
-        return _eager_scan(x, axis, reverse, combine, identity(dtype))
     sizes = [1] * x.ndim
     sizes[axis] = n
     padding = [(0, 0)] * x.ndim
@@ -247,57 +234,24 @@ def _cumulative(operand, axis: int, reverse: bool, window_reduce: Callable, name
     return window_reduce(x, sizes, [1] * x.ndim, padding)
 
 
-def _eager_scan(x: Array, axis: int, reverse: bool, combine: Callable, identity) -> Array:
-    """The running reduction in log2(n) steps (Hillis-Steele): step k combines
-    each element with the partial result 2^k places before it (after, for
-    `reverse`), the gap filled with the identity. Integer results are exact;
-    float sums may round differently from the sequential window fold, as XLA's
-    own rewrite of this reduce-window does. f16 and bf16 are scanned in f32 and
-    rounded once, as the interpreter folds windows."""
-    narrow = dtypes.is_float(x.dtype) and np.dtype(x.dtype).itemsize < 4
-    if narrow:
-        result = _eager_scan(ew.convert_element_type(x, np.float32), axis, reverse, combine,
-                             identity)
-        return with_weak_type(ew.convert_element_type(result, x.dtype), x.weak_type)
-    n = x.shape[axis]
-    fill = as_array(np.array(identity, dtype=x.dtype))
-    shift = 1
-    while shift < n:
-        start, limit = (shift, n) if reverse else (0, n - shift)
-        part = bind(Opcode.SLICE, [x], {"slice": tuple(
-            SliceRange(start, limit) if d == axis else SliceRange(0, size)
-            for d, size in enumerate(x.shape))}, name="slice")
-        pads = (0, shift) if reverse else (shift, 0)
-        shifted = bind(Opcode.PAD, [part, fill], {"padding": PaddingConfig(tuple(
-            PaddingDimension(*pads) if d == axis else PaddingDimension()
-            for d in range(x.ndim)))}, weak_type=x.weak_type, name="pad")
-        x = combine(shifted, x)
-        shift *= 2
-    return x
-
-
 def cumsum(operand, axis: int = 0, reverse: bool = False) -> Array:
     """Running sum along `axis` (from the end with `reverse`)."""
-    return _cumulative(operand, axis, reverse, reduce_window_sum, "cumsum", ew.add,
-                       lambda d: 0)
+    return _cumulative(operand, axis, reverse, reduce_window_sum, "cumsum")
 
 
 def cumprod(operand, axis: int = 0, reverse: bool = False) -> Array:
     """Running product along `axis` (from the end with `reverse`)."""
-    return _cumulative(operand, axis, reverse, reduce_window_prod, "cumprod", ew.mul,
-                       lambda d: 1)
+    return _cumulative(operand, axis, reverse, reduce_window_prod, "cumprod")
 
 
 def cummax(operand, axis: int = 0, reverse: bool = False) -> Array:
     """Running maximum along `axis` (NaN propagates onward)."""
-    return _cumulative(operand, axis, reverse, reduce_window_max, "cummax", ew.max,
-                       max_identity)
+    return _cumulative(operand, axis, reverse, reduce_window_max, "cummax")
 
 
 def cummin(operand, axis: int = 0, reverse: bool = False) -> Array:
     """Running minimum along `axis` (NaN propagates onward)."""
-    return _cumulative(operand, axis, reverse, reduce_window_min, "cummin", ew.min,
-                       min_identity)
+    return _cumulative(operand, axis, reverse, reduce_window_min, "cummin")
 
 
 def _logaddexp(a, b):
@@ -316,7 +270,7 @@ def _reduce_window_logaddexp(x, window_dimensions, window_strides, padding) -> A
 def cumlogsumexp(operand, axis: int = 0, reverse: bool = False) -> Array:
     """Running log-sum-exp along `axis`, computed stably (floats only)."""
     return _cumulative(operand, axis, reverse, _reduce_window_logaddexp, "cumlogsumexp",
-                       _logaddexp, lambda d: -np.inf, accepts=dtypes.is_float)
+                       accepts=dtypes.is_float)
 
 
 __all__ = ["cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "reduce_window",

@@ -1,104 +1,37 @@
 """Interpreter reductions against NumPy and hand-computed values: reduce (fast
-and general paths, variadic argmax), reduce-window (pooling, padding, dilation),
-select-and-scatter (max-pool gradient), map, sort and topk, for every dtype."""
+and general paths, the pairwise tree, variadic argmax against the sequential
+fold), reduce-window (pooling, padding, dilation, cumulative windows as
+scans), select-and-scatter (max-pool gradient) and map, for every dtype."""
 
 from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from tests.backends.interpreter.reduction_util import (
+    ALL,
+    FLOATS,
+    INTS,
+    REAL,
+    Body,
+    arr,
+    close,
+    dt,
+    execute_text,
+    sample,
+    window,
+)
 from tests.backends.interpreter.util import run_op, scalar_computation
 from xlapy.backends.interpreter import reductions
-from xlapy.hlo.attributes import ComparisonDirection, ComparisonType, Window, WindowDimension
-from xlapy.hlo.dtypes import PrimitiveType
-from xlapy.hlo.ir import HloComputation, HloInstruction
+from xlapy.backends.interpreter.evaluator import Evaluator
+from xlapy.backends.interpreter.scalar_function import ScalarFunction
+from xlapy.hlo.attributes import Window, WindowDimension
+from xlapy.hlo.ir import HloComputation
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
-
-ALL = ["pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
-       "f16", "bf16", "f32", "f64", "c64", "c128"]
-INTS = ["s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"]
-FLOATS = ["f16", "bf16", "f32", "f64"]
-REAL = INTS + FLOATS
-TOLERANCE = {"f16": 2e-3, "bf16": 1e-2, "f32": 1e-5, "f64": 1e-12, "c64": 1e-5, "c128": 1e-12}
-
-
-def dt(name: str) -> np.dtype:
-    return PrimitiveType.from_text(name).numpy
-
-
-def arr(name: str, dims=()) -> Shape:
-    return Shape.array(name, dims)
-
-
-def sample(name: str, dims, seed: int = 0, small: bool = False) -> np.ndarray:
-    """Random values of an HLO type; `small` keeps sums and products in range."""
-    rng = np.random.default_rng(seed)
-    dtype = dt(name)
-    if name == "pred":
-        return rng.random(dims) < 0.5
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        low, high = (0, 4) if small else (info.min, info.max)
-        return rng.integers(low, high, dims, dtype=dtype, endpoint=True)
-    scale = 1.0 if small else 10.0
-    real = (rng.standard_normal(dims) * scale).astype(np.float32)
-    if dtype.kind == "c":
-        return (real + 1j * rng.standard_normal(dims)).astype(dtype)
-    return real.astype(dtype)
-
-
-def close(actual, expected, name: str) -> None:
-    expected = np.asarray(expected)
-    assert actual.dtype == dt(name) and actual.shape == expected.shape
-    if name in TOLERANCE:
-        tol = TOLERANCE[name]
-        np.testing.assert_allclose(actual.astype(np.complex128), expected.astype(np.complex128),
-                                   rtol=tol, atol=tol)
-    else:
-        np.testing.assert_array_equal(actual, expected)
-
-
-class Body:
-    """A tiny builder for scalar computations written out by hand."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.instructions: list[HloInstruction] = []
-
-    def _add(self, instruction: HloInstruction) -> HloInstruction:
-        instruction.name = instruction.name or f"v{len(self.instructions)}"
-        self.instructions.append(instruction)
-        return instruction
-
-    def param(self, number: int, name: str) -> HloInstruction:
-        return self._add(HloInstruction(Opcode.PARAMETER, Shape.scalar(name),
-                                        name=f"p{number}", parameter_number=number))
-
-    def const(self, value, name: str) -> HloInstruction:
-        return self._add(HloInstruction(Opcode.CONSTANT, Shape.scalar(name),
-                                        literal=np.array(value, dtype=dt(name))))
-
-    def op(self, opcode: Opcode, shape: Shape | str, *operands, **attrs) -> HloInstruction:
-        shape = Shape.scalar(shape) if isinstance(shape, str) else shape
-        return self._add(HloInstruction(opcode, shape, operands, attrs))
-
-    def compare(self, a, b, direction: str, type_: str | None = None) -> HloInstruction:
-        attrs = {"direction": ComparisonDirection(direction)}
-        if type_:
-            attrs["type"] = ComparisonType(type_)
-        return self.op(Opcode.COMPARE, "pred", a, b, **attrs)
-
-    def build(self, root: HloInstruction) -> HloComputation:
-        return HloComputation(self.name, self.instructions, root=root)
-
-
-def window(*dims: WindowDimension) -> Window:
-    return Window(tuple(dims))
-
 
 # -- reduce: fast path --------------------------------------------------------------------
 
@@ -194,29 +127,54 @@ def affine_body(name: str) -> HloComputation:
     return b.build(b.op(Opcode.ADD, name, b.op(Opcode.MULTIPLY, name, acc, two), x))
 
 
+def tree_fold(values: list, f):
+    """The interpreter's documented association: neighbours combined pairwise,
+    the earlier on the left, an odd last element moving up a level as it is."""
+    while len(values) > 1:
+        pairs = [f(values[i], values[i + 1]) for i in range(0, len(values) - 1, 2)]
+        values = pairs + values[len(pairs) * 2:]
+    return values[0]
+
+
 @pytest.mark.parametrize("name", ["s32", "u8", "f32", "f64", "bf16", "c64"])
-def test_reduce_general_body_folds_in_order(name):
-    x = sample(name, (3, 4), seed=3, small=True)
+@pytest.mark.parametrize("length", [1, 4, 5, 7])
+def test_reduce_general_body_combines_as_a_pairwise_tree(name, length):
+    # XLA lets a reduce reassociate: init ⊕ tree(x), never a sequential fold.
+    x = sample(name, (3, length), seed=3, small=True)
     init = sample(name, (), seed=4, small=True)
     got = run_op("reduce", arr(name, (3,)), x, init, dimensions=(1,), to_apply=affine_body(name))
-    expected = []
-    for row in x:
-        acc = init
-        for v in row:
-            acc = (acc * np.array(2, dtype=acc.dtype) + v).astype(dt(name))
-        expected.append(acc)
+
+    def f(acc, v):
+        return (acc * np.array(2, dtype=dt(name)) + v).astype(dt(name))
+
+    expected = [f(init, tree_fold(list(row), f)) for row in x]
     close(got, np.array(expected, dtype=dt(name)), name)
 
 
+def concat_body() -> HloComputation:
+    """(a, 10^len a) ⊕ (b, 10^len b) = (a·10^len b + b, 10^len a · 10^len b): digit
+    strings concatenated, associative but not commutative, so the result spells
+    out the order in which elements were combined."""
+    b = Body("concat")
+    a, pa, x, px = (b.param(i, "s64") for i in range(4))
+    joined = b.op(Opcode.ADD, "s64", b.op(Opcode.MULTIPLY, "s64", a, px), x)
+    scale = b.op(Opcode.MULTIPLY, "s64", pa, px)
+    return b.build(b.op(Opcode.TUPLE, Shape.tuple([Shape.scalar("s64")] * 2), joined, scale))
+
+
+def digits_of(values) -> int:
+    return int("".join(str(int(v)) for v in values) or "0")
+
+
 def test_reduce_general_body_multiple_dims_row_major():
-    x = np.arange(24, dtype=np.int64).reshape(2, 3, 4) % 5
-    got = run_op("reduce", arr("s64", (3,)), x, np.int64(1), dimensions=(2, 0),
-                 to_apply=affine_body("s64"))
-    for j in range(3):
-        acc = 1
-        for v in x[:, j, :].reshape(-1):  # reduced dims in row-major order (0 then 2)
-            acc = acc * 2 + int(v)
-        assert got[j] == acc
+    x = (np.arange(24, dtype=np.int64).reshape(2, 3, 4) % 9) + 1
+    tens = np.full(x.shape, 10, np.int64)
+    shape = Shape.tuple([arr("s64", (3,))] * 2)
+    got, scale = run_op("reduce", shape, x, tens, np.int64(0), np.int64(1), dimensions=(2, 0),
+                        to_apply=concat_body())
+    for j in range(3):  # reduced dims in row-major order (0 then 2)
+        assert got[j] == digits_of(x[:, j, :].reshape(-1))
+        assert scale[j] == 10 ** 8
 
 
 def select_max_body(name: str) -> HloComputation:
@@ -281,6 +239,70 @@ def test_variadic_reduce_sum_and_product_together():
                   np.int32(1), dimensions=(0,), to_apply=body)
     np.testing.assert_array_equal(s, [5, 7, 9])
     np.testing.assert_array_equal(p, [4, 10, 18])
+
+
+def jax_arg_body(name: str, direction: str) -> HloComputation:
+    """JAX's argmax (GT) / argmin (LT) reducer: NaN wins, then the better value,
+    and among equal values the lower index."""
+    b = Body(f"jax_arg{direction}_{name}")
+    av, ai, xv, xi = b.param(0, name), b.param(1, "s32"), b.param(2, name), b.param(3, "s32")
+    pick_value = b.op(Opcode.OR, "pred", b.compare(av, xv, direction), b.compare(av, av, "NE"))
+    tie = b.op(Opcode.AND, "pred", b.compare(av, xv, "EQ"), b.compare(ai, xi, "LT"))
+    pick_index = b.op(Opcode.OR, "pred", pick_value, tie)
+    return b.build(b.op(Opcode.TUPLE, Shape.tuple([Shape.scalar(name), Shape.scalar("s32")]),
+                        b.op(Opcode.SELECT, name, pick_value, av, xv),
+                        b.op(Opcode.SELECT, "s32", pick_index, ai, xi)))
+
+
+def sequential_fold(body: HloComputation, inputs: list, inits: list) -> list:
+    """The old definition: init, then each element of the last axis in order, one
+    body evaluation per element. Returns the running values (one array per
+    output, shaped like the inputs); the reduction is the last of them."""
+    evaluator = Evaluator()
+    running = [np.empty(inputs[0].shape, dtype=np.asarray(init).dtype) for init in inits]
+    for row in np.ndindex(*inputs[0].shape[:-1]):
+        accs = list(inits)
+        for k in range(inputs[0].shape[-1]):
+            value = evaluator.call(body, [*accs, *(np.asarray(x[row + (k,)]) for x in inputs)])
+            accs = list(value) if isinstance(value, tuple) else [value]
+            for out, acc in zip(running, accs):
+                out[row + (k,)] = acc
+    return running
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(["f32", "bf16", "s8"]), direction=st.sampled_from(["GT", "LT"]),
+       rows=st.integers(1, 3), n=st.integers(1, 50), seed=st.integers(0, 2**16))
+def test_tree_of_selection_reducer_equals_sequential_fold(name, direction, rows, n, seed):
+    # A selection under a total order (NaN first, then value, then lower index) is
+    # associative: the pairwise tree picks exactly what the sequential fold picks.
+    rng = np.random.default_rng(seed)
+    pool = [-2.0, 0.0, 1.0, 3.0] + ([np.nan, -np.inf] if name in FLOATS else [])
+    x = rng.choice(np.array(pool), (rows, n)).astype(dt(name))
+    index = np.broadcast_to(np.arange(n, dtype=np.int32), x.shape).copy()
+    init = np.array(np.inf if direction == "LT" else -np.inf).astype(dt(name)) \
+        if name in FLOATS else np.array(127 if direction == "LT" else -128, dt(name))
+    body = jax_arg_body(name, direction)
+    shape = Shape.tuple([arr(name, (rows,)), arr("s32", (rows,))])
+    got = run_op("reduce", shape, x, index, init, np.int32(0), dimensions=(1,), to_apply=body)
+    want = [w[:, -1] for w in sequential_fold(body, [x, index], [init, np.int32(0)])]
+    assert got[0].tobytes() == want[0].tobytes()
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_argmax_of_1000_is_ten_vectorised_steps(monkeypatch):
+    calls = []
+    original = ScalarFunction.__call__
+    monkeypatch.setattr(ScalarFunction, "__call__",
+                        lambda self, *args: calls.append(1) or original(self, *args))
+    x = np.random.default_rng(8).integers(0, 30, 1000).astype(np.float32)
+    x[[17, 400]] = np.nan
+    shape = Shape.tuple([arr("f32"), arr("s32")])
+    values, index = run_op("reduce", shape, x, np.arange(1000, dtype=np.int32),
+                           np.float32(-np.inf), np.int32(0), dimensions=(0,),
+                           to_apply=jax_arg_body("f32", "GT"))
+    assert int(index) == 17 and np.isnan(values)
+    assert len(calls) == 11  # ceil(log2(1000)) tree levels, then init ⊕ total
 
 
 # -- reduce-window ------------------------------------------------------------------------
@@ -387,6 +409,8 @@ def test_reduce_window_random_windows_match_definition(data):
     x = np.random.default_rng(len(dims_in)).integers(-50, 50, dims_in).astype(np.int32)
     out = tuple(out_extent(n, d) for n, d in zip(dims_in, dims_win))
     general = data.draw(st.booleans())
+    # A cumulative window is a scan, which reassociates the non-associative affine body.
+    assume(not general or reductions.cumulative_axis(win, dims_in) is None)
     body = affine_body("s32") if general else scalar_computation("maximum", np.int32)
     fn = (lambda a, b: np.int32(a * 2 + b)) if general else max
     got = run_op("reduce-window", arr("s32", out), x, np.int32(-3), window=win, to_apply=body)
@@ -402,6 +426,109 @@ def test_variadic_reduce_window_argmax_pool():
                              np.int32(-1), window=win, to_apply=argmax_body("f32"))
     np.testing.assert_array_equal(values, [[7, 9]])
     np.testing.assert_array_equal(indices, [[4, 7]])
+
+
+# -- reduce-window: cumulative windows ----------------------------------------------------
+
+def cumulative_window(shape, axis: int, reverse: bool) -> Window:
+    n = shape[axis]
+    pads = (0, n - 1) if reverse else (n - 1, 0)
+    return Window(tuple(WindowDimension(n, 1, *pads) if d == axis else WindowDimension(1, 1)
+                        for d in range(len(shape))))
+
+
+def test_cumulative_axis_recognises_only_running_windows():
+    assert reductions.cumulative_axis(cumulative_window((3, 5), 1, False), (3, 5)) == (1, False)
+    assert reductions.cumulative_axis(cumulative_window((3, 5), 0, True), (3, 5)) == (0, True)
+    assert reductions.cumulative_axis(window(WindowDimension(5, 1, 3, 0)), (5,)) is None
+    assert reductions.cumulative_axis(window(WindowDimension(5, 2, 4, 0)), (5,)) is None
+    assert reductions.cumulative_axis(window(WindowDimension(5, 1, 4, 0, 2)), (5,)) is None
+    assert reductions.cumulative_axis(window(WindowDimension(4, 1, 3, 0)), (5,)) is None
+    assert reductions.cumulative_axis(window(WindowDimension(1, 1)), (1,)) is None
+    both = window(WindowDimension(3, 1, 2, 0), WindowDimension(4, 1, 3, 0))
+    assert reductions.cumulative_axis(both, (3, 4)) is None
+
+
+def cumulative_cases():
+    for op in ["add", "multiply", "maximum", "minimum"]:
+        for name in ["s8", "u16", "s64", "f16", "bf16", "f32", "f64"]:
+            yield op, name
+    for op in ["and", "or", "xor"]:
+        for name in ["pred", "u8", "s32"]:
+            yield op, name
+    yield "add", "c64"
+
+
+@pytest.mark.parametrize("op,name", list(cumulative_cases()))
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumulative_window_is_the_running_fold(op, name, axis, reverse):
+    x = sample(name, (4, 6), seed=21, small=op == "multiply")
+    if name in FLOATS:
+        x[1, 2] = x[3, 0] = np.nan  # max/min propagate NaN onward
+    init = sample(name, (), seed=22, small=True)  # not an identity: applied exactly once
+    win = cumulative_window(x.shape, axis, reverse)
+    got = run_op("reduce-window", arr(name, x.shape), x, init, window=win,
+                 to_apply=scalar_computation(op, dt(name)))
+    ufunc = (PRED_REDUCERS if name == "pred" else NUMPY_REDUCERS)[op]
+    narrow = name in ("f16", "bf16")  # computed in f32, rounded once
+
+    def fn(a, b):
+        return ufunc(np.float32(a), np.float32(b)) if narrow else ufunc(a, b)
+
+    with np.errstate(all="ignore"):
+        expected = reference_reduce_window(x, init, fn, win, x.shape)
+    if reverse and name in FLOATS + ["c64"] and op in ("add", "multiply"):
+        close(got, expected, name)  # the scan runs from the far end: rounding may differ
+    else:
+        assert got.tobytes() == expected.tobytes()
+
+
+def test_cumulative_window_of_a_general_body_is_an_order_keeping_scan():
+    # The concatenating body is associative but not commutative: the log-step scan
+    # must combine every prefix (suffix) in order, init once on the left.
+    digits = np.random.default_rng(23).integers(1, 10, (2, 11)).astype(np.int64)
+    tens = np.full(digits.shape, 10, np.int64)
+    shape = Shape.tuple([arr("s64", digits.shape)] * 2)
+    for reverse in (False, True):
+        win = cumulative_window(digits.shape, 1, reverse)
+        got, scale = run_op("reduce-window", shape, digits, tens, np.int64(7), np.int64(10),
+                            window=win, to_apply=concat_body())
+        for r, i in np.ndindex(*digits.shape):
+            covered = digits[r, i:] if reverse else digits[r, :i + 1]
+            assert got[r, i] == digits_of([7, *covered])
+            assert scale[r, i] == 10 ** (len(covered) + 1)
+
+
+def test_running_argmax_window_equals_sequential_fold():
+    x = np.random.default_rng(24).choice(np.array([0, 1, 2, np.nan]), (3, 40)).astype(np.float32)
+    index = np.broadcast_to(np.arange(40, dtype=np.int32), x.shape).copy()
+    body = jax_arg_body("f32", "GT")
+    shape = Shape.tuple([arr("f32", x.shape), arr("s32", x.shape)])
+    values, indices = run_op("reduce-window", shape, x, index, np.float32(-np.inf),
+                             np.int32(0), window=cumulative_window(x.shape, 1, False),
+                             to_apply=body)
+    want = sequential_fold(body, [x, index], [np.float32(-np.inf), np.int32(0)])
+    assert values.tobytes() == want[0].tobytes()
+    np.testing.assert_array_equal(indices, want[1])
+
+
+def test_long_cumulative_windows_are_fast(monkeypatch):
+    calls = []
+    original = ScalarFunction.__call__
+    monkeypatch.setattr(ScalarFunction, "__call__",
+                        lambda self, *args: calls.append(1) or original(self, *args))
+    x = np.random.default_rng(25).standard_normal((100, 1000)).astype(np.float32)
+    win = cumulative_window(x.shape, 1, False)
+    got = run_op("reduce-window", arr("f32", x.shape), x, np.float32(0), window=win,
+                 to_apply=scalar_computation("add", np.float32))
+    np.testing.assert_array_equal(got, np.cumsum(x, axis=1, dtype=np.float32))
+    assert not calls  # a single add: NumPy's accumulate, no body walk
+    ones = np.ones((2, 1000), np.int64)
+    shape = Shape.tuple([arr("s64", ones.shape)] * 2)
+    run_op("reduce-window", shape, ones, ones, np.int64(0), np.int64(1),
+           window=cumulative_window(ones.shape, 1, True), to_apply=concat_body())
+    assert len(calls) == 11  # ceil(log2(1000)) scan steps, then init ⊕ each running value
 
 
 # -- select-and-scatter -------------------------------------------------------------------
@@ -506,181 +633,7 @@ def test_map_constant_body_broadcasts():
     np.testing.assert_array_equal(got, np.full((2, 2), 7))
 
 
-# -- sort ---------------------------------------------------------------------------------
-
-def less_than(name: str, direction="LT", type_=None, params=(0, 1), count=2) -> HloComputation:
-    b = Body(f"cmp_{name}")
-    ps = [b.param(i, name) for i in range(count)]
-    return b.build(b.compare(ps[params[0]], ps[params[1]], direction, type_))
-
-
-@pytest.mark.parametrize("name", ["pred"] + REAL)
-@pytest.mark.parametrize("direction", ["LT", "GT"])
-def test_sort_one_operand_every_dtype(name, direction):
-    x = sample(name, (3, 10), seed=14, small=name in INTS[:1])
-    got = run_op("sort", arr(name, (3, 10)), x, dimensions=(1,), is_stable=True,
-                 to_apply=less_than(name, direction))
-    expected = np.sort(x.astype(np.float64), axis=1)
-    if direction == "GT":
-        expected = expected[:, ::-1]
-    np.testing.assert_array_equal(got.astype(np.float64), expected)
-
-
-def test_sort_along_dimension_zero():
-    x = np.array([[3, 1], [1, 2], [2, 0]], dtype=np.int32)
-    got = run_op("sort", arr("s32", (3, 2)), x, dimensions=(0,), to_apply=less_than("s32"))
-    np.testing.assert_array_equal(got, [[1, 0], [2, 1], [3, 2]])
-
-
-def test_sort_multiple_operands_docs_example():
-    # operation_semantics.md: keys [3, 1] carry [42, 50] and [-3.0, 1.1] along.
-    keys = np.array([3, 1], dtype=np.int32)
-    b = Body("cmp3")
-    ps = [b.param(i, n) for i, n in enumerate(["s32", "s32", "s32", "s32", "f32", "f32"])]
-    cmp = b.build(b.compare(ps[0], ps[1], "LT"))
-    shape = Shape.tuple([arr("s32", (2,)), arr("s32", (2,)), arr("f32", (2,))])
-    k, v, w = run_op("sort", shape, keys, np.array([42, 50], np.int32),
-                     np.array([-3.0, 1.1], np.float32), dimensions=(0,), to_apply=cmp)
-    np.testing.assert_array_equal(k, [1, 3])
-    np.testing.assert_array_equal(v, [50, 42])
-    np.testing.assert_array_equal(w, np.array([1.1, -3.0], np.float32))
-
-
-@pytest.mark.parametrize("direction", ["LT", "GT"])
-@pytest.mark.parametrize("swapped", [False, True])
-def test_sort_is_stable_with_payload(direction, swapped):
-    keys = np.array([2, 1, 2, 0, 1, 2, 0], dtype=np.int8)
-    payload = np.arange(7, dtype=np.int32)
-    b = Body("cmp")
-    ps = [b.param(0, "s8"), b.param(1, "s8"), b.param(2, "s32"), b.param(3, "s32")]
-    lhs, rhs = (ps[1], ps[0]) if swapped else (ps[0], ps[1])  # compare(rhs, lhs) flips order
-    cmp = b.build(b.compare(lhs, rhs, direction))
-    shape = Shape.tuple([arr("s8", (7,)), arr("s32", (7,))])
-    k, p = run_op("sort", shape, keys, payload, dimensions=(0,), is_stable=True, to_apply=cmp)
-    descending = (direction == "GT") != swapped
-    order = np.argsort(-keys.astype(int) if descending else keys, kind="stable")
-    np.testing.assert_array_equal(p, order)
-    np.testing.assert_array_equal(k, keys[order])
-
-
-@pytest.mark.parametrize("name", ["f16", "bf16", "f32", "f64"])
-def test_sort_totalorder_places_nans_and_signed_zeros(name):
-    nan = np.float32(np.nan)
-    x = np.array([1.0, -nan, 0.0, -np.inf, nan, -0.0, np.inf, -1.0], dtype=np.float32)
-    x = x.astype(dt(name))
-    got = run_op("sort", arr(name, (8,)), x, dimensions=(0,),
-                 to_apply=less_than(name, "LT", "TOTALORDER"))
-    bits = got.astype(np.float32)
-    assert np.isnan(bits[0]) and np.signbit(bits[0])
-    np.testing.assert_array_equal(bits[1:7], [-np.inf, -1, 0, 0, 1, np.inf])
-    assert np.signbit(bits[3]) and not np.signbit(bits[4])  # -0 before +0
-    assert np.isnan(bits[7]) and not np.signbit(bits[7])
-    down = run_op("sort", arr(name, (8,)), x, dimensions=(0,),
-                  to_apply=less_than(name, "GT", "TOTALORDER"))
-    assert down.tobytes() == got[::-1].tobytes()
-
-
-def lexicographic(name0: str, name1: str) -> HloComputation:
-    """(k0, k1) less-than: k0 first, k1 breaks ties (a general-path comparator)."""
-    b = Body("lex")
-    a0, b0, a1, b1 = b.param(0, name0), b.param(1, name0), b.param(2, name1), b.param(3, name1)
-    lt0, eq0, lt1 = b.compare(a0, b0, "LT"), b.compare(a0, b0, "EQ"), b.compare(a1, b1, "LT")
-    return b.build(b.op(Opcode.OR, "pred", lt0, b.op(Opcode.AND, "pred", eq0, lt1)))
-
-
-@settings(max_examples=30, deadline=None)
-@given(rows=st.integers(0, 3), n=st.integers(0, 40), seed=st.integers(0, 1000))
-def test_sort_general_comparator_matches_lexsort(rows, n, seed):
-    rng = np.random.default_rng(seed)
-    k0 = rng.integers(0, 4, (rows, n)).astype(np.int32)
-    k1 = rng.standard_normal((rows, n)).astype(np.float32)
-    shape = Shape.tuple([arr("s32", (rows, n)), arr("f32", (rows, n))])
-    a, b = run_op("sort", shape, k0, k1, dimensions=(1,), is_stable=True,
-                  to_apply=lexicographic("s32", "f32"))
-    order = np.lexsort((k1, k0), axis=-1) if n else np.zeros((rows, 0), int)
-    np.testing.assert_array_equal(a, np.take_along_axis(k0, order, -1))
-    np.testing.assert_array_equal(b, np.take_along_axis(k1, order, -1))
-
-
-def test_sort_general_comparator_is_stable():
-    # Only k0 decides (k1 always equal), through the general path.
-    k0 = np.array([1, 0, 1, 0, 1], dtype=np.int32)
-    k1 = np.zeros(5, dtype=np.float32)
-    payload = np.arange(5, dtype=np.int32)
-    b = Body("lex3")
-    ps = [b.param(i, n) for i, n in enumerate(["s32", "s32", "f32", "f32", "s32", "s32"])]
-    lt0, eq0 = b.compare(ps[0], ps[1], "LT"), b.compare(ps[0], ps[1], "EQ")
-    cmp = b.build(b.op(Opcode.OR, "pred", lt0,
-                       b.op(Opcode.AND, "pred", eq0, b.compare(ps[2], ps[3], "LT"))))
-    shape = Shape.tuple([arr("s32", (5,)), arr("f32", (5,)), arr("s32", (5,))])
-    _, _, p = run_op("sort", shape, k0, k1, payload, dimensions=(0,), is_stable=True,
-                     to_apply=cmp)
-    np.testing.assert_array_equal(p, [1, 3, 0, 2, 4])
-
-
-def test_sort_float_compare_with_nans_keeps_every_element():
-    # FLOAT LT leaves NaN unordered (no strict weak order): the result is
-    # implementation-defined, but it must still be a permutation of the input.
-    x = np.array([3, np.nan, 1, np.nan, 2, 0, np.nan, 5], dtype=np.float32)
-    got = run_op("sort", arr("f32", (8,)), x, dimensions=(0,), to_apply=less_than("f32"))
-    assert np.isnan(got).sum() == 3
-    np.testing.assert_array_equal(np.sort(got[~np.isnan(got)]), [0, 1, 2, 3, 5])
-
-
-def test_merge_sort_falls_back_when_positions_collide():
-    # A comparator that is no order at all ("less" always true) makes the vectorised
-    # merge collide; the Python fallback still returns a permutation.
-    rows = [np.arange(6).reshape(1, 6)]
-    perm = reductions._merge_sort(lambda lhs, rhs: np.ones(lhs[0].shape, bool), rows)
-    assert sorted(perm[0].tolist()) == list(range(6))
-
-
-# -- topk ---------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("name", ["pred"] + REAL)
-@pytest.mark.parametrize("largest", [True, False])
-def test_topk_every_dtype(name, largest):
-    x = sample(name, (3, 12), seed=15, small=True)  # ties: lower index first
-    shape = Shape.tuple([arr(name, (3, 4)), arr("s32", (3, 4))])
-    values, indices = run_op("topk", shape, x, k=4, largest=largest)
-    wide = x.astype(np.float64)
-    order = np.argsort(-wide if largest else wide, axis=-1, kind="stable")[:, :4]
-    np.testing.assert_array_equal(indices, order)
-    np.testing.assert_array_equal(values, np.take_along_axis(x, order, -1))
-    assert indices.dtype == np.int32
-
-
-def test_topk_nan_ordering_is_total_order():
-    nan = np.float32(np.nan)
-    x = np.array([1, nan, -nan, 5, -np.inf, 5], dtype=np.float32)
-    shape = Shape.tuple([arr("f32", (6,)), arr("s32", (6,))])
-    _, top = run_op("topk", shape, x, k=6, largest=True)
-    np.testing.assert_array_equal(top, [1, 3, 5, 0, 4, 2])  # +NaN first, -NaN last
-    _, bottom = run_op("topk", shape, x, k=6, largest=False)
-    np.testing.assert_array_equal(bottom, [2, 4, 0, 3, 5, 1])
-
-
-@pytest.mark.parametrize("params", [2, 4])
-def test_topk_custom_call_follows_its_comparator(params):
-    x = np.array([[3, 1, 4, 1, 5, 9, 2, 6], [5, 3, 5, 8, 9, 7, 9, 3]], dtype=np.float32)
-    b = Body("gt")
-    ps = [b.param(i, "f32" if i < 2 else "s32") for i in range(params)]
-    cmp = b.build(b.compare(ps[0], ps[1], "GT", "TOTALORDER"))
-    shape = Shape.tuple([arr("f32", (2, 3)), arr("s32", (2, 3))])
-    values, indices = run_op("custom-call", shape, x, custom_call_target="TopK", to_apply=cmp)
-    np.testing.assert_array_equal(values, [[9, 6, 5], [9, 9, 8]])
-    np.testing.assert_array_equal(indices, [[5, 7, 4], [4, 6, 3]])
-
-
-# -- whole modules as JAX and XLA print them ----------------------------------------------
-
-def execute_text(text: str, *args) -> list:
-    """Parse, verify and run a module on the interpreter backend."""
-    from xlapy.backends.interpreter import InterpreterBackend
-    from xlapy.hlo import parse
-
-    return InterpreterBackend().compile(parse(text)).execute(*args)
-
+# -- whole modules as JAX prints them -------------------------------------------------
 
 JAX_ARGMAX = """
 HloModule jit_argmax, entry_computation_layout={(f32[3,4]{1,0})->s32[3]{0}}
@@ -718,70 +671,6 @@ def test_jax_argmax_module_picks_first_max_and_first_nan():
     x = np.array([[1, 3, 3, 0], [np.nan, 1, np.nan, 2], [-1, -1, -2, -5]], np.float32)
     (got,) = execute_text(JAX_ARGMAX, x)
     np.testing.assert_array_equal(got, [1, 0, 0])
-
-
-JAX_SORT_KEY_VALUE = """
-HloModule jit_sort_kv, entry_computation_layout={(f32[7]{0}, s32[7]{0})->(f32[7]{0}, s32[7]{0})}
-
-region_0.3 {
-  Arg_2.6 = s32[] parameter(2)
-  Arg_3.7 = s32[] parameter(3)
-  Arg_0.4 = f32[] parameter(0)
-  compare.12 = pred[] compare(Arg_0.4, Arg_0.4), direction=NE
-  constant.8 = f32[] constant(nan)
-  constant.9 = f32[] constant(0)
-  compare.10 = pred[] compare(Arg_0.4, constant.9), direction=EQ
-  select.11 = f32[] select(compare.10, constant.9, Arg_0.4)
-  select.13 = f32[] select(compare.12, constant.8, select.11)
-  Arg_1.5 = f32[] parameter(1)
-  compare.16 = pred[] compare(Arg_1.5, Arg_1.5), direction=NE
-  compare.14 = pred[] compare(Arg_1.5, constant.9), direction=EQ
-  select.15 = f32[] select(compare.14, constant.9, Arg_1.5)
-  select.17 = f32[] select(compare.16, constant.8, select.15)
-  ROOT compare.18 = pred[] compare(select.13, select.17), direction=LT, type=TOTALORDER
-}
-
-ENTRY main.23 {
-  Arg_0.1 = f32[7]{0} parameter(0)
-  Arg_1.2 = s32[7]{0} parameter(1)
-  ROOT sort.19 = (f32[7]{0}, s32[7]{0}) sort(Arg_0.1, Arg_1.2), dimensions={0}, is_stable=true, to_apply=region_0.3
-}
-"""
-
-
-def test_jax_sort_comparator_module():
-    # JAX canonicalises NaN and -0 before a TOTALORDER compare: -0 and 0 tie (stable),
-    # NaNs of either sign go last, in input order.
-    keys = np.array([3, np.nan, -0.0, 0.0, -np.inf, 1, -np.nan], np.float32)
-    got_keys, got_values = execute_text(JAX_SORT_KEY_VALUE, keys, np.arange(7, dtype=np.int32))
-    np.testing.assert_array_equal(got_values, [4, 2, 3, 5, 0, 1, 6])
-    np.testing.assert_array_equal(got_keys, keys[[4, 2, 3, 5, 0, 1, 6]])
-
-
-XLA_TOPK_CUSTOM_CALL = """
-HloModule topk_custom_call, entry_computation_layout={(f32[3,8]{1,0})->(f32[3,3]{1,0}, s32[3,3]{1,0})}
-
-%compare.1 (p.0.lhs.2: f32[], p.0.rhs.3: f32[], p.1.lhs.4: s32[], p.1.rhs.5: s32[]) -> pred[] {
-  %p.1.lhs.4 = s32[] parameter(2)
-  %p.1.rhs.5 = s32[] parameter(3)
-  %p.0.lhs.2 = f32[] parameter(0)
-  %p.0.rhs.3 = f32[] parameter(1)
-  ROOT %compare.6 = pred[] compare(f32[] %p.0.lhs.2, f32[] %p.0.rhs.3), direction=GT, type=TOTALORDER
-}
-
-ENTRY %main.12 (Arg_0.7: f32[3,8]) -> (f32[3,3], s32[3,3]) {
-  %Arg_0.7 = f32[3,8]{1,0} parameter(0)
-  ROOT %custom-call.8 = (f32[3,3]{1,0}, s32[3,3]{1,0}) custom-call(f32[3,8]{1,0} %Arg_0.7), custom_call_target="TopK", called_computations={%compare.1}
-}
-"""
-
-
-def test_xla_topk_custom_call_module():
-    x = np.array([[3, 1, 4, 1, 5, 9, 2, 6], [np.nan, 0, 1, np.nan, 2, 3, 4, 5],
-                  [1, 1, 1, 1, 1, 1, 1, 1]], np.float32)
-    values, indices = execute_text(XLA_TOPK_CUSTOM_CALL, x)
-    np.testing.assert_array_equal(indices, [[5, 7, 4], [0, 3, 7], [0, 1, 2]])
-    np.testing.assert_array_equal(values, np.take_along_axis(x, indices, 1))
 
 
 def test_long_variadic_argmax_combines_pairwise_correctly():

@@ -1,21 +1,24 @@
 """Interpreter rules for ops that apply a called scalar computation: reduce,
 reduce-window, select-and-scatter, map, sort and topk.
 
-Called computations run on whole arrays through `ScalarFunction`. Reducers
-that are a single binary op of their parameters take a NumPy fast path; so
-do sorts whose comparator is a single LT/GT compare.
+Called computations run on whole arrays through `ScalarFunction`, so each
+rule evaluates its body a handful of times on whole arrays, never once per
+element: reduce combines neighbours in a pairwise tree (log2(n) body walks),
+reduce-window loops over window offsets, a cumulative window is a running
+scan, and sort merges runs (sort_merge.py). Reducers that are a single
+binary op of their parameters take NumPy's ufuncs instead.
 """
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
+from xlapy.backends.interpreter.numerics import total_order_key
 from xlapy.backends.interpreter.rules import rule
 from xlapy.backends.interpreter.scalar_function import ScalarFunction, as_list
+from xlapy.backends.interpreter.sort_merge import sort_permutation
 from xlapy.errors import ExecutionError
-from xlapy.hlo.attributes import ComparisonDirection, ComparisonType, Window
+from xlapy.hlo.attributes import Window
 from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.ir import HloComputation
 from xlapy.hlo.opcode import Opcode
@@ -72,15 +75,16 @@ def binary_reducer(computation: HloComputation, dtype: np.dtype):
 
 # -- reduce -------------------------------------------------------------------------------
 
-_SEQUENTIAL_LIMIT = 1024
-"""Longest fold done strictly left to right; longer ones combine pairwise (XLA
-lets reductions reassociate), which keeps the number of body walks logarithmic."""
-
-
 @rule(Opcode.REDUCE)
 def _reduce(instruction, operands, evaluator):
     """N inputs and N inits: per kept index, init ⊕ every reduced element (a tuple
-    of N arrays when N > 1). The reduced dims are folded in row-major order."""
+    of N arrays when N > 1), the reduced dims taken in row-major order.
+
+    A general body combines neighbours pairwise, the earlier always on the left,
+    then applies init once on the left: XLA lets reductions reassociate, and a
+    selection reducer (argmax: the better value, ties to the lower index) gives
+    exactly the sequential fold's result.
+    """
     n = len(operands) // 2
     inputs, inits = operands[:n], operands[n:]
     dims = tuple(sorted(instruction.attrs.get("dimensions", ())))
@@ -95,32 +99,30 @@ def _reduce(instruction, operands, evaluator):
     kept = [d for d in range(inputs[0].ndim) if d not in dims]
     kept_shape = tuple(inputs[0].shape[d] for d in kept)
     length = int(np.prod([inputs[0].shape[d] for d in dims], dtype=np.int64))
+    if length == 0 or 0 in kept_shape:
+        return _collate([np.full(kept_shape, init, dtype=init.dtype) for init in inits], n)
     # Reduced elements along one trailing axis, in row-major order of the reduced dims.
     columns = [x.transpose(kept + list(dims)).reshape(kept_shape + (length,)) for x in inputs]
-    accs = [np.broadcast_to(init, kept_shape) for init in inits]
-    result = fold(ScalarFunction(evaluator, computation), accs, columns)
-    return tuple(result) if n > 1 else result[0]
+    fn = ScalarFunction(evaluator, computation)
+    totals = tree_reduce(fn, columns)
+    result = as_list(fn(*inits, *totals))
+    return _collate([np.array(np.broadcast_to(r, kept_shape)) for r in result], n)
 
 
-def fold(fn: ScalarFunction, accs: list, columns: list) -> list:
-    """init ⊕ c[0] ⊕ c[1] ⊕ ... along the last axis of each column, per kept index."""
-    length = columns[0].shape[-1]
-    if length > _SEQUENTIAL_LIMIT:
-        columns = _pairwise(fn, columns)
-        length = 1
-    for i in range(length):
-        accs = as_list(fn(*accs, *(c[..., i] for c in columns)))
-    return [np.array(np.broadcast_to(a, columns[0].shape[:-1])) for a in accs]
-
-
-def _pairwise(fn: ScalarFunction, columns: list) -> list:
-    """Combine neighbours (keeping order) until each column has one element."""
+def tree_reduce(fn: ScalarFunction, columns: list) -> list:
+    """c[0] ⊕ c[1] ⊕ ... along the last axis of each column, per leading index,
+    as a balanced tree of neighbour combinations that keeps the elements' order
+    (the earlier operand always on the left): log2(n) vectorised walks."""
     while columns[0].shape[-1] > 1:
-        even = columns[0].shape[-1] // 2 * 2
+        length = columns[0].shape[-1]
+        even = length // 2 * 2
         merged = as_list(fn(*(c[..., 0:even:2] for c in columns),
                              *(c[..., 1:even:2] for c in columns)))
-        columns = [np.concatenate([m, c[..., even:]], axis=-1) for m, c in zip(merged, columns)]
-    return columns
+        if even < length:  # the odd last element moves up a level as it is
+            merged = [np.concatenate([m, c[..., even:]], axis=-1)
+                      for m, c in zip(merged, columns)]
+        columns = merged
+    return [c[..., 0] for c in columns]
 
 
 # -- windows ------------------------------------------------------------------------------
@@ -150,7 +152,13 @@ def window_positions(window: Window, base_shape, out_shape):
 @rule(Opcode.REDUCE_WINDOW)
 def _reduce_window(instruction, operands, evaluator):
     """Per window placement, init ⊕ the window's elements in row-major order;
-    padding and base-dilation holes are skipped. Variadic like reduce."""
+    padding and base-dilation holes are skipped. Variadic like reduce.
+
+    A window spanning a whole axis with n-1 elements of padding on one side (a
+    cumulative sum, max, ...) is a running scan instead (XLA leaves the order of
+    a window's reduction open): NumPy's ufunc.accumulate for a single binary
+    op, else a log-step scan of the body.
+    """
     n = len(operands) // 2
     inputs, inits = operands[:n], operands[n:]
     shape = instruction.shape
@@ -160,6 +168,13 @@ def _reduce_window(instruction, operands, evaluator):
     if min(inputs[0].shape, default=1) == 0:  # no element to read: every window is empty
         return _collate([np.full(out_shape, init, init.dtype) for init in inits], n)
     fast = binary_reducer(computation, inputs[0].dtype) if n == 1 else None
+    cumulative = cumulative_axis(window, inputs[0].shape)
+    if cumulative is not None:
+        axis, reverse = cumulative
+        if fast is not None:
+            return _accumulate(fast, inputs[0], inits[0], axis, reverse)
+        fn = ScalarFunction(evaluator, computation)
+        return _collate(scan(fn, inputs, inits, axis, reverse), n)
     if fast is not None:
         ufunc, compute = fast
         x = inputs[0].astype(compute)
@@ -174,6 +189,67 @@ def _reduce_window(instruction, operands, evaluator):
         new = as_list(fn(*accs, *(x[index] for x in inputs)))
         accs = [np.where(mask, v, a) for v, a in zip(new, accs)]
     return _collate(accs, n)
+
+
+def cumulative_axis(window: Window, base_shape) -> tuple[int, bool] | None:
+    """(axis, reverse) when `window` makes a running reduction along one axis of
+    length n ≥ 2: size n, stride 1, padding (n-1, 0) (or (0, n-1): `reverse`),
+    no dilation, and a trivial window (size 1, no padding) on every other axis."""
+    found = None
+    for axis, (d, length) in enumerate(zip(window.dimensions, base_shape)):
+        if d.stride != 1 or d.window_dilation != 1 or d.base_dilation != 1:
+            return None
+        pads = (d.padding_low, d.padding_high)
+        if d.size == 1 and pads == (0, 0):
+            continue
+        if found is not None or d.size != length or length < 2:
+            return None
+        if pads not in ((length - 1, 0), (0, length - 1)):
+            return None
+        found = (axis, pads == (0, length - 1))
+    return found
+
+
+def _accumulate(fast, x: np.ndarray, init: np.ndarray, axis: int, reverse: bool) -> np.ndarray:
+    """The running ufunc along `axis` from init: init ⊕ x[0] ⊕ ... ⊕ x[i] in that
+    order, or init ⊕ x[n-1] ⊕ ... ⊕ x[i] for `reverse` (the ufuncs commute), in
+    the compute dtype, rounded once."""
+    ufunc, compute = fast
+    values = x.astype(compute)
+    if reverse:
+        values = np.flip(values, axis)
+    start_shape = values.shape[:axis] + (1,) + values.shape[axis + 1:]
+    start = np.broadcast_to(init.astype(compute), start_shape)
+    with np.errstate(all="ignore"):
+        running = ufunc.accumulate(np.concatenate([start, values], axis=axis), axis=axis,
+                                   dtype=compute)
+    running = np.delete(running, 0, axis=axis)
+    if reverse:
+        running = np.flip(running, axis)
+    return np.ascontiguousarray(running).astype(x.dtype)
+
+
+def scan(fn: ScalarFunction, inputs: list, inits: list, axis: int, reverse: bool) -> list:
+    """Running reductions of a general body along `axis` in log2(n) vectorised
+    steps (Hillis-Steele), the earlier elements always on the left, then init
+    applied once on the left: output i is init ⊕ (x[0] ⊕ ... ⊕ x[i]), or
+    init ⊕ (x[i] ⊕ ... ⊕ x[n-1]) for `reverse`."""
+    parts = [np.moveaxis(x, axis, -1) for x in inputs]
+    n = parts[0].shape[-1]
+    shift = 1
+    while shift < n:
+        combined = as_list(fn(*(p[..., :n - shift] for p in parts),
+                               *(p[..., shift:] for p in parts)))
+        if reverse:  # element k now covers k .. k + 2*shift - 1
+            parts = [np.concatenate([c, p[..., n - shift:]], axis=-1)
+                     for c, p in zip(combined, parts)]
+        else:  # element k now covers k - 2*shift + 1 .. k
+            parts = [np.concatenate([p[..., :shift], c], axis=-1)
+                     for c, p in zip(combined, parts)]
+        shift *= 2
+    result = as_list(fn(*inits, *parts))
+    return [np.ascontiguousarray(np.moveaxis(np.broadcast_to(r, parts[0].shape), -1, axis))
+            for r in result]
 
 
 def _collate(values: list, n: int):
@@ -243,142 +319,6 @@ def _sort(instruction, operands, evaluator):
     result = [np.moveaxis(np.take_along_axis(r, perm, -1).reshape(m.shape), -1, axis)
               for r, m in zip(rows, moved)]
     return tuple(result) if instruction.shape.is_tuple else result[0]
-
-
-def sort_permutation(evaluator, comparator: HloComputation, rows: list) -> np.ndarray:
-    """The stable sorting permutation of each row (shape (rows, n), one array per
-    operand) under `comparator`, which takes (lhs_0, rhs_0, lhs_1, rhs_1, ...)."""
-    count, n = rows[0].shape
-    if n <= 1 or count == 0:
-        return np.broadcast_to(np.arange(n), (count, n)).copy()
-    simple = _simple_comparator(comparator)
-    if simple is not None:
-        operand, descending, compare_type = simple
-        key = _sort_key(rows[operand], compare_type, descending)
-        if key is not None:
-            return np.argsort(key, axis=-1, kind="stable")
-    fn = ScalarFunction(evaluator, comparator)
-
-    def less(lhs: list, rhs: list) -> np.ndarray:
-        args = [v for pair in zip(lhs, rhs) for v in pair]
-        return np.asarray(fn(*args), dtype=bool)
-
-    return _merge_sort(less, rows)
-
-
-def _simple_comparator(comparator: HloComputation):
-    """(operand, descending, comparison type) when the comparator is one LT/GT
-    compare of an operand's two parameters; None otherwise."""
-    root = comparator.root_instruction
-    if root is None or root.opcode is not Opcode.COMPARE:
-        return None
-    a, b = root.operands
-    if a.opcode is not Opcode.PARAMETER or b.opcode is not Opcode.PARAMETER:
-        return None
-    i, j = a.parameter_number, b.parameter_number
-    if i // 2 != j // 2 or i == j:
-        return None
-    direction = root.attrs.get("direction")
-    if direction not in (ComparisonDirection.LT, ComparisonDirection.GT):
-        return None
-    descending = (direction is ComparisonDirection.GT) != (i > j)
-    return i // 2, descending, root.attrs.get("type")
-
-
-def _sort_key(values: np.ndarray, compare_type, descending: bool):
-    """Integers whose stable ascending order is the requested order, or None
-    where a NumPy key cannot express the comparison exactly."""
-    element = PrimitiveType.from_numpy(values.dtype)
-    if element.is_pred or element.is_integral:
-        key = values.astype(np.int64 if element.is_signed_int else np.uint64)
-        return ~key if descending else key
-    if not element.is_float:
-        return None
-    if compare_type is ComparisonType.TOTALORDER:
-        key = total_order_key(values)
-        return ~key if descending else key
-    wide = values.astype(np.float64)
-    if np.isnan(wide).any():  # FLOAT compares leave NaN unordered: ask the comparator
-        return None
-    return -wide if descending else wide
-
-
-_TOTAL_ORDER_BITS = {
-    PrimitiveType.F16: np.int16, PrimitiveType.BF16: np.int16,
-    PrimitiveType.F32: np.int32, PrimitiveType.F64: np.int64,
-}
-
-
-def total_order_key(values: np.ndarray) -> np.ndarray:
-    """int64 keys ordering floats as XLA's TOTALORDER does:
-    -NaN < -inf < ... < -0 < +0 < ... < inf < +NaN.
-
-    Types without a table entry (f8 and smaller) widen exactly to float32 first.
-    """
-    bits_type = _TOTAL_ORDER_BITS.get(PrimitiveType.from_numpy(values.dtype))
-    if bits_type is None:
-        values, bits_type = values.astype(np.float32), np.int32
-    bits = values.view(bits_type).astype(np.int64)
-    magnitude = (1 << (np.dtype(bits_type).itemsize * 8 - 1)) - 1
-    return np.where(bits < 0, bits ^ magnitude, bits)
-
-
-def _merge_sort(less, rows: list) -> np.ndarray:
-    """Bottom-up stable merge sort of every row at once.
-
-    Each merge places an element of the left run at its index plus the number of
-    right-run elements less than it, and a right-run element at its index plus
-    the number of left-run elements not greater than it; both counts come from a
-    binary search done for all elements together, so the comparator runs
-    O(log² n) times on whole arrays. A comparator that is no strict weak order
-    can make the positions collide; those rows are re-sorted one comparison at
-    a time with Python's stable sort.
-    """
-    count, n = rows[0].shape
-    perm = np.broadcast_to(np.arange(n), (count, n)).copy()
-    pos = np.arange(n)
-    row_index = np.arange(count)[:, None]
-    width = 1
-    while width < n:
-        current = [np.take_along_axis(r, perm, -1) for r in rows]
-        start = pos // (2 * width) * (2 * width)
-        in_left = pos - start < width
-        own = np.where(in_left, pos - start, pos - start - width)
-        other_start = np.where(in_left, start + width, start)
-        other_len = np.clip(np.where(in_left, n - start - width, n - start), 0, width)
-        lo = np.zeros((count, n), dtype=np.int64)
-        hi = np.broadcast_to(other_len, (count, n)).copy()
-        while True:
-            active = lo < hi
-            if not active.any():
-                break
-            mid = (lo + hi) // 2
-            partner = np.minimum(other_start + mid, n - 1)
-            theirs = [np.take_along_axis(c, partner, -1) for c in current]
-            lhs = [np.where(in_left, t, c) for t, c in zip(theirs, current)]
-            rhs = [np.where(in_left, c, t) for t, c in zip(theirs, current)]
-            lt = less(lhs, rhs)
-            right = np.where(in_left, lt, ~lt)
-            lo = np.where(active & right, mid + 1, lo)
-            hi = np.where(active & ~right, mid, hi)
-        target = start + own + lo
-        merged = np.full((count, n), -1, dtype=np.int64)
-        merged[row_index, target] = perm
-        perm = merged
-        width *= 2
-    broken = np.nonzero((perm < 0).any(axis=1))[0]
-    for r in broken:
-        perm[r] = _python_sort_row(less, [row[r] for row in rows])
-    return perm
-
-
-def _python_sort_row(less, row: list) -> list[int]:
-    def compare(i: int, j: int) -> int:
-        if less([c[i] for c in row], [c[j] for c in row]):
-            return -1
-        return 1 if less([c[j] for c in row], [c[i] for c in row]) else 0
-
-    return sorted(range(row[0].shape[0]), key=functools.cmp_to_key(compare))
 
 
 @rule(Opcode.TOPK)
