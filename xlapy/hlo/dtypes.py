@@ -52,6 +52,8 @@ class PrimitiveType(enum.Enum):
     TOKEN = "token"
     OPAQUE = "opaque"
 
+    __hash__ = object.__hash__  # singletons: identity hash at C speed
+
     @classmethod
     def from_text(cls, text: str) -> PrimitiveType:
         """The type spelled `text`; raises KeyError for an unknown spelling."""

@@ -152,6 +152,10 @@ class Opcode(enum.Enum):
     WHILE = "while"
     XOR = "xor"
 
+    # Members are singletons: hash by identity at C speed (Enum's default hashes
+    # the name in Python, which shows up in passes' hot loops).
+    __hash__ = object.__hash__
+
     @property
     def arity(self) -> int:
         """Number of operands, or VARIADIC."""

@@ -7,10 +7,6 @@ kernels, and a last DCE sweeps away what fusion made dead. A backend appends
 its own passes (`extra_passes`, run after fusion) or edits the returned
 `Pipeline` before running it.
 
-Passes written by other engineers (algebraic simplification, fusion,
-multi-output fusion) are imported lazily and included once their module
-exists, so this table never breaks the build while they are being written.
-
 `optimize(module)` is what a compiler calls: it runs the pipeline with the
 options `XLAPY_FLAGS` sets and writes the dumps those flags ask for
 (`before_optimizations`, one file per matching pass, `after_optimizations`).
@@ -19,37 +15,19 @@ options `XLAPY_FLAGS` sets and writes the dumps those flags ask for
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable
 
 from xlapy.hlo.ir import HloModule
+from xlapy.passes.algebraic_simplifier import AlgebraicSimplifier
 from xlapy.passes.call_inliner import CallInliner
 from xlapy.passes.constant_folding import HloConstantFolding
 from xlapy.passes.cse import HloCSE
 from xlapy.passes.dce import HloDCE
+from xlapy.passes.fusion import InstructionFusion
+from xlapy.passes.multi_output_fusion import MultiOutputFusion
 from xlapy.passes.pass_interface import Pass
 from xlapy.passes.pipeline import FixedPoint, Pipeline, RunOptions
 from xlapy.passes.tuple_simplifier import TupleSimplifier
-
-_OPTIONAL_PASSES = {
-    # registry name: (module, class) — present once its author lands it
-    "algsimp": ("xlapy.passes.algebraic_simplifier", "AlgebraicSimplifier"),
-    "fusion": ("xlapy.passes.fusion", "InstructionFusion"),
-    "multi_output_fusion": ("xlapy.passes.multi_output_fusion", "MultiOutputFusion"),
-}
-
-
-def optional_pass(name: str) -> list[Pass]:
-    """[an instance of the optional pass `name`], or [] while its module is absent."""
-    module_name, class_name = _OPTIONAL_PASSES[name]
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as e:
-        if e.name != module_name:
-            raise  # the module exists but is broken: say so rather than skip it
-        return []
-    cls = getattr(module, class_name, None)
-    return [cls()] if cls is not None else []
 
 
 def default_pipeline(extra_passes: Iterable[Pass] = ()) -> Pipeline:
@@ -58,14 +36,16 @@ def default_pipeline(extra_passes: Iterable[Pass] = ()) -> Pipeline:
         CallInliner(),              # one flat graph per computation, as fusion needs
         HloDCE(),
         FixedPoint("simplification", [
-            *optional_pass("algsimp"),
+            AlgebraicSimplifier(),
             HloConstantFolding(),
             HloCSE(),
             TupleSimplifier(),
             HloDCE(),
         ]),
-        *optional_pass("fusion"),
-        *optional_pass("multi_output_fusion"),
+        InstructionFusion(),
+        MultiOutputFusion(),
+        HloCSE(),                   # merging fusions can leave twin producers inside one
+        HloDCE(),
         *extra_passes,
         HloDCE(),
     ])
@@ -79,30 +59,27 @@ PASS_REGISTRY: dict[str, tuple[Callable[[], list[Pass]], str]] = {
                          "evaluate instructions whose operands are constants"),
     "tuple-simplifier": (lambda: [TupleSimplifier()],
                          "forward tuple elements to their readers"),
-    "algsimp": (lambda: optional_pass("algsimp"), "algebraic simplification"),
-    "fusion": (lambda: optional_pass("fusion"), "producer-consumer fusion"),
-    "multi_output_fusion": (lambda: optional_pass("multi_output_fusion"),
+    "algsimp": (lambda: [AlgebraicSimplifier()], "algebraic simplification"),
+    "fusion": (lambda: [InstructionFusion()], "producer-consumer fusion"),
+    "multi_output_fusion": (lambda: [MultiOutputFusion()],
                             "sibling and producer-consumer multi-output fusion"),
 }
-"""name -> (factory giving [pass] or [] if not available, one-line description)."""
+"""name -> (factory giving [pass], one-line description)."""
 
 
 def available_passes() -> dict[str, str]:
-    """The registry names that can be run here, with their descriptions."""
-    return {name: text for name, (factory, text) in PASS_REGISTRY.items() if factory()}
+    """The registry names, with their descriptions."""
+    return {name: text for name, (_, text) in PASS_REGISTRY.items()}
 
 
 def make_passes(names: Iterable[str]) -> list[Pass]:
-    """Pass objects for registry names; ValueError names an unknown or absent pass."""
+    """Pass objects for registry names; ValueError names an unknown pass."""
     passes = []
     for name in names:
         if name not in PASS_REGISTRY:
             raise ValueError(f"unknown pass {name!r}; known passes: "
                              f"{', '.join(PASS_REGISTRY)}")
-        made = PASS_REGISTRY[name][0]()
-        if not made:
-            raise ValueError(f"pass {name!r} is not available yet (its module is missing)")
-        passes.extend(made)
+        passes.extend(PASS_REGISTRY[name][0]())
     return passes
 
 
