@@ -141,10 +141,7 @@ class JitFunction:
             self.cache_misses.append(reason)
             log.info("recompiling %s: %s", self.__name__, reason)
         module, out_tree, out_weak, donated = self._trace(args, kwargs)
-        try:
-            executable = get_backend(self.backend).compile(module)
-        except CompileError:
-            raise
+        executable = get_backend(self.backend).compile(module, optimize=True)
         self.compile_count += 1
         entry = _Entry(executable, out_tree, out_weak, donated)
         self._cache[key] = entry
@@ -257,8 +254,8 @@ class Lowered:
         return self.module.to_text(short=True)
 
     def compile(self) -> Compiled:
-        return Compiled(get_backend(self.backend).compile(self.module), self._out_tree,
-                        self._out_weak)
+        executable = get_backend(self.backend).compile(self.module, optimize=True)
+        return Compiled(executable, self._out_tree, self._out_weak)
 
 
 class Compiled:
@@ -272,6 +269,20 @@ class Compiled:
     def as_text(self) -> str:
         """The optimised module the backend runs."""
         return self.executable.as_text()
+
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost keys for the optimised module: "flops", "transcendentals",
+        "bytes accessed" (and per-operand "bytes accessed{i}{}")."""
+        from xlapy.analysis import cost_analysis
+
+        return cost_analysis(self.executable.module)
+
+    def memory_analysis(self):
+        """JAX's fields: argument/output/alias/temp size in bytes (plus the peak),
+        from the optimised module's buffer assignment."""
+        from xlapy.analysis import memory_analysis
+
+        return memory_analysis(self.executable.module)
 
     def __call__(self, *args):
         leaves, _ = tree_flatten(args)

@@ -77,5 +77,18 @@ class Backend(abc.ABC):
     name: str
 
     @abc.abstractmethod
-    def compile(self, module: HloModule) -> Executable:
-        ...
+    def compile(self, module: HloModule, optimize: bool = False) -> Executable:
+        """An executable for `module`; with `optimize`, of a copy that went through
+        the optimisation pipeline (the caller's module is never changed)."""
+
+
+def optimized_copy(module: HloModule, extra_passes=()) -> HloModule:
+    """A deep copy of `module` after the default pipeline (and `extra_passes`),
+    dumped as XLAPY_FLAGS asks."""
+    import copy
+
+    from xlapy.passes.default_pipeline import optimize
+
+    module = copy.deepcopy(module)
+    optimize(module, extra_passes=extra_passes)
+    return module

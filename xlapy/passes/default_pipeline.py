@@ -27,6 +27,7 @@ from xlapy.passes.fusion import InstructionFusion
 from xlapy.passes.multi_output_fusion import MultiOutputFusion
 from xlapy.passes.pass_interface import Pass
 from xlapy.passes.pipeline import FixedPoint, Pipeline, RunOptions
+from xlapy.passes.scheduler import HloMemoryScheduler
 from xlapy.passes.tuple_simplifier import TupleSimplifier
 
 
@@ -48,6 +49,7 @@ def default_pipeline(extra_passes: Iterable[Pass] = ()) -> Pipeline:
         HloDCE(),
         *extra_passes,
         HloDCE(),
+        HloMemoryScheduler(),       # the order buffer assignment will see
     ])
 
 
@@ -63,6 +65,9 @@ PASS_REGISTRY: dict[str, tuple[Callable[[], list[Pass]], str]] = {
     "fusion": (lambda: [InstructionFusion()], "producer-consumer fusion"),
     "multi_output_fusion": (lambda: [MultiOutputFusion()],
                             "sibling and producer-consumer multi-output fusion"),
+    "hlo-memory-scheduler": (lambda: [HloMemoryScheduler()],
+                             "order instructions to lower peak memory; marks the module "
+                             "scheduled"),
 }
 """name -> (factory giving [pass], one-line description)."""
 
@@ -108,6 +113,10 @@ def optimize(module: HloModule, pipeline: Pipeline | None = None, *,
         dumper.dump("before_optimizations")
     changed = pipeline.run_with(module, options)
     if dumper is not None:
+        from xlapy.analysis import assign_buffers
+
         dumper.dump(f"{dump_prefix}after_optimizations")
         dumper.dump_decisions(f"{dump_prefix}after_optimizations")
+        dumper.dump_text(f"{dump_prefix}after_optimizations-buffer-assignment.txt",
+                         assign_buffers(module).to_text())
     return changed

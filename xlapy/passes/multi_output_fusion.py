@@ -274,14 +274,21 @@ def _producer_problem(producer: HloInstruction) -> str | None:
 def _space(inside: list, outputs: list) -> tuple | None:
     """The iteration space: ("reduce", input dims, reduced dims) for reductions, or
     ("loop", dims); None when the reductions inside disagree."""
-    reduces = {(r.operands[0].shape.dimensions, tuple(r.attrs["dimensions"]))
-               for r in inside if r.opcode in INPUT_HEROES}
+    reduces = {_hero_space(r) for r in inside if r.opcode in INPUT_HEROES}
     if len(reduces) > 1:
         return None
     if reduces:
         return ("reduce",) + reduces.pop()
     dims = {o.shape.dimensions for o in outputs}
     return ("loop", dims.pop()) if len(dims) == 1 else None
+
+
+def _hero_space(hero: HloInstruction) -> tuple:
+    """What a reduction iterates over: its input dims and reduced dims (a reduce)
+    or its window (a reduce-window)."""
+    if hero.opcode is Opcode.REDUCE:
+        return hero.operands[0].shape.dimensions, tuple(hero.attrs["dimensions"])
+    return hero.operands[0].shape.dimensions, hero.attrs.get("window")
 
 
 def _incompatible(a: _Profile, b: _Profile) -> str | None:

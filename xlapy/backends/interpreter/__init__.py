@@ -3,7 +3,7 @@ to the letter. It is the oracle for every compiled backend."""
 
 from __future__ import annotations
 
-from xlapy.backends.base import Backend, Executable
+from xlapy.backends.base import Backend, Executable, optimized_copy
 from xlapy.hlo.ir import HloModule
 
 
@@ -23,8 +23,12 @@ class InterpreterExecutable(Executable):
 class InterpreterBackend(Backend):
     name = "interpreter"
 
-    def compile(self, module: HloModule) -> InterpreterExecutable:
+    def compile(self, module: HloModule, optimize: bool = False) -> InterpreterExecutable:
+        """Unoptimised by default: as the oracle it runs exactly the HLO it is given.
+        `jit` asks for the optimised module, so fused kernels run here too."""
         from xlapy.hlo.verifier import verify
 
         verify(module)
+        if optimize:
+            module = optimized_copy(module)
         return InterpreterExecutable(module, self.name)
