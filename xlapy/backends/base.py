@@ -82,13 +82,22 @@ class Backend(abc.ABC):
         the optimisation pipeline (the caller's module is never changed)."""
 
 
-def optimized_copy(module: HloModule, extra_passes=()) -> HloModule:
+def optimized_copy(module: HloModule, extra_passes=(), dump_prefix: str = "") -> HloModule:
     """A deep copy of `module` after the default pipeline (and `extra_passes`),
-    dumped as XLAPY_FLAGS asks."""
+    dumped as XLAPY_FLAGS asks, buffer assignment included."""
     import copy
 
+    from xlapy.analysis import assign_buffers
+    from xlapy.flags import debug_options
     from xlapy.passes.default_pipeline import optimize
+    from xlapy.tools.dump import dumper_for
 
     module = copy.deepcopy(module)
-    optimize(module, extra_passes=extra_passes)
+    flags = debug_options()
+    dumper = dumper_for(module, flags)
+    optimize(module, extra_passes=extra_passes, flags=flags, dumper=dumper,
+             dump_prefix=dump_prefix)
+    if dumper is not None:
+        dumper.dump_text(f"{dump_prefix}after_optimizations-buffer-assignment.txt",
+                         assign_buffers(module).to_text())
     return module

@@ -113,10 +113,6 @@ def optimize(module: HloModule, pipeline: Pipeline | None = None, *,
         dumper.dump("before_optimizations")
     changed = pipeline.run_with(module, options)
     if dumper is not None:
-        from xlapy.analysis import assign_buffers
-
         dumper.dump(f"{dump_prefix}after_optimizations")
         dumper.dump_decisions(f"{dump_prefix}after_optimizations")
-        dumper.dump_text(f"{dump_prefix}after_optimizations-buffer-assignment.txt",
-                         assign_buffers(module).to_text())
     return changed
