@@ -169,7 +169,7 @@ def test_the_default_pipeline_reads_like_xlas():
     assert pipeline.name == "optimization"
     names = [p.name for p in pipeline.passes]
     assert names == ["call-inliner", "dce", "simplification", "fusion", "multi_output_fusion",
-                     "cse", "dce", "dce", "hlo-memory-scheduler"]
+                     "cse", "dce", "hlo-memory-scheduler"]
     simplification = pipeline.passes[2]
     assert isinstance(simplification, FixedPoint)
     inner = [p.name for p in simplification.passes]

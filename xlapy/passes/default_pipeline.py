@@ -46,7 +46,6 @@ def default_pipeline(extra_passes: Iterable[Pass] = ()) -> Pipeline:
         InstructionFusion(),
         MultiOutputFusion(),
         HloCSE(),                   # merging fusions can leave twin producers inside one
-        HloDCE(),
         *extra_passes,
         HloDCE(),
         HloMemoryScheduler(),       # the order buffer assignment will see
