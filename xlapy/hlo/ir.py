@@ -116,24 +116,8 @@ class HloComputation:
 
     def post_order(self) -> list[HloInstruction]:
         """Instructions reachable from the root (plus the rest), operands first."""
-        order: list[HloInstruction] = []
-        seen: set[int] = set()
         roots = [self.root_instruction] if self.root_instruction is not None else []
-        for start in roots + self.instructions:
-            if id(start) in seen:
-                continue
-            stack = [(start, False)]
-            while stack:
-                node, expanded = stack.pop()
-                if expanded:
-                    order.append(node)
-                    continue
-                if id(node) in seen:
-                    continue
-                seen.add(id(node))
-                stack.append((node, True))
-                stack.extend((op, False) for op in reversed(node.operands) if id(op) not in seen)
-        return order
+        return operand_post_order(roots + self.instructions)
 
     def users(self) -> dict[int, list[HloInstruction]]:
         """id(instruction) -> the instructions that use it, in program order."""
@@ -202,6 +186,30 @@ class HloModule:
 
     def __repr__(self) -> str:
         return f"<HloModule {self.name}: {len(self.computations)} computations>"
+
+
+def operand_post_order(roots: Iterable[HloInstruction], stop=()) -> list[HloInstruction]:
+    """Each root and everything it depends on, every instruction after its operands
+    and listed once; the operands of instructions whose id is in `stop` are not
+    followed."""
+    order: list[HloInstruction] = []
+    seen: set[int] = set()
+    for start in roots:
+        if id(start) in seen:
+            continue
+        stack = [(start, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            if id(node) not in stop:
+                stack.extend((op, False) for op in reversed(node.operands) if id(op) not in seen)
+    return order
 
 
 def structural_key(module: HloModule) -> tuple:

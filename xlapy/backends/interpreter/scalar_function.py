@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from xlapy.backends.interpreter.rules import RULES
+from xlapy.hlo import ir
 from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.opcode import ELEMENTWISE, Opcode
 from xlapy.hlo.shape import Shape
@@ -246,22 +247,7 @@ class ScalarFunction:
 def operand_post_order(root: HloInstruction, stop=()) -> list[HloInstruction]:
     """`root` and everything it depends on, each after its operands (root last);
     the operands of instructions in `stop` (ids) are not followed."""
-    order: list[HloInstruction] = []
-    seen: set[int] = set()
-    stack = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        if id(node) in stop:
-            continue
-        stack.extend((op, False) for op in reversed(node.operands) if id(op) not in seen)
-    return order
+    return ir.operand_post_order([root], stop)
 
 
 def _broadcast_value(value, batch):
