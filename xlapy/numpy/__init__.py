@@ -6,6 +6,7 @@ with JAX's type promotion (weak Python scalars keep an array's dtype).
 
 from xlapy.numpy import linalg  # noqa: F401
 from xlapy.numpy._creation import *  # noqa: F403
+from xlapy.numpy._index_routines import *  # noqa: F403
 from xlapy.numpy._indexing import *  # noqa: F403
 from xlapy.numpy._linalg_ops import *  # noqa: F403
 from xlapy.numpy._manipulation import *  # noqa: F403

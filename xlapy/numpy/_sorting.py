@@ -21,7 +21,8 @@ from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.errors import compile_error
 from xlapy.core.trace import Array, Tracer, as_array, with_weak_type
-from xlapy.numpy._indexing import _scatter, getitem, take
+from xlapy.numpy._index_routines import take
+from xlapy.numpy._indexing import _scatter, getitem
 from xlapy.numpy._manipulation import (
     _asarray,
     _slice_along,
