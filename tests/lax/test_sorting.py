@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import xlapy
+from tests.frontend_util import both
 from xlapy import lax
 from xlapy.hlo.opcode import Opcode
 from xlapy.lax import sorting
@@ -17,11 +18,6 @@ from xlapy.lax import sorting
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-def both(fn, *args):
-    def as_list(out):
-        return [np.asarray(o) for o in (out if isinstance(out, (tuple, list)) else [out])]
-
-    return as_list(fn(*args)), as_list(xlapy.jit(fn)(*args))
 
 
 def assert_same(actual, expected):

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import xlapy
+from tests.frontend_util import both
 from xlapy import lax
 from xlapy.hlo.opcode import Opcode
 from xlapy.lax import windows as lax_windows
@@ -19,11 +20,6 @@ RTOL = {np.dtype(np.float16): 2e-3, BF16: 2e-2, np.dtype(np.float32): 2e-6,
         np.dtype(np.float64): 1e-13}
 
 
-def both(fn, *args):
-    def as_list(out):
-        return [np.asarray(o) for o in (out if isinstance(out, (tuple, list)) else [out])]
-
-    return as_list(fn(*args)), as_list(xlapy.jit(fn)(*args))
 
 
 def assert_matches(actual, expected, dtype=None):

@@ -10,18 +10,13 @@ from hypothesis import strategies as st
 
 import xlapy
 import xlapy.numpy as xnp
+from tests.frontend_util import both_arrays as both
 from xlapy.core.trace import as_array
 from xlapy.errors import CompileError
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-def both(fn, *args):
-    """fn's results eagerly and under jit, as lists of NumPy arrays."""
-    def as_list(out):
-        return [np.asarray(o) for o in (out if isinstance(out, (tuple, list)) else [out])]
-
-    return as_list(fn(*[as_array(a) for a in args])), as_list(xlapy.jit(fn)(*args))
 
 
 def check(fn, args, expected):

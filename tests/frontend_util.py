@@ -1,0 +1,23 @@
+"""Running a frontend function eagerly and under jit, for tests that check
+both modes agree."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import xlapy
+from xlapy.core.trace import as_array
+
+
+def _as_list(out) -> list[np.ndarray]:
+    return [np.asarray(o) for o in (out if isinstance(out, (tuple, list)) else [out])]
+
+
+def both(fn, *args) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """fn's results eagerly and under jit, as lists of NumPy arrays."""
+    return _as_list(fn(*args)), _as_list(xlapy.jit(fn)(*args))
+
+
+def both_arrays(fn, *args) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Like `both`, but the eager call gets xlapy arrays (not NumPy's)."""
+    return _as_list(fn(*[as_array(a) for a in args])), _as_list(xlapy.jit(fn)(*args))
