@@ -201,8 +201,9 @@ def _shape_of(operand) -> Shape:
 
 
 def _all_weak(operands) -> bool:
-    leaves = [o for o in _flat(operands)]
-    return bool(leaves) and all(o.weak_type for o in leaves)
+    if not operands:
+        return False
+    return all(o.weak_type if isinstance(o, Array) else _all_weak(o) for o in operands)
 
 
 def _flat(operands):
@@ -230,7 +231,7 @@ def bind(opcode: Opcode, operands: Sequence, attrs: dict | None = None, *,
     trace = current_trace()
     if trace is None:
         for operand in _flat(operands):
-            if isinstance(operand, Tracer):
+            if type(operand) is not ConcreteArray and isinstance(operand, Tracer):
                 raise ConcretizationError(
                     f"a traced value ({operand.describe()}) was used outside the function "
                     "that traced it")

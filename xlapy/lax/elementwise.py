@@ -20,6 +20,9 @@ from xlapy.hlo.shape import Shape
 def _coerce(*operands) -> list[Array]:
     """Operands as Arrays of one dtype and shape (weak scalars adapt, 0-d broadcast)."""
     arrays = [as_array(o) for o in operands]
+    first = arrays[0]
+    if all(a.dtype == first.dtype and a.shape == first.shape for a in arrays[1:]):
+        return arrays  # the common case: nothing to adapt
     strong = [a for a in arrays if not a.weak_type]
     target = (strong or arrays)[0].dtype
     arrays = [convert_element_type(a, target) if a.dtype != target and a.weak_type else a
