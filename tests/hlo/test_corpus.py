@@ -104,7 +104,7 @@ def run_cases():
             yield pytest.param(path, case, id=f"{path.stem}-{i}")
 
 
-@pytest.mark.parametrize("path,case", run_cases())
+@pytest.mark.parametrize("path,case", list(run_cases()))
 def test_runs_in_interpreter(path, case: Case):
     text = path.read_text()
 
