@@ -21,3 +21,20 @@ def both(fn, *args) -> tuple[list[np.ndarray], list[np.ndarray]]:
 def both_arrays(fn, *args) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Like `both`, but the eager call gets xlapy arrays (not NumPy's)."""
     return _as_list(fn(*[as_array(a) for a in args])), _as_list(xlapy.jit(fn)(*args))
+
+
+def check(fn, args, expected, rtol: float = 0.0) -> None:
+    """fn(*args) equals `expected` (values, shape and dtype) eagerly (on xlapy
+    arrays) and under jit; exactly unless `rtol` is given."""
+    expected = expected if isinstance(expected, (tuple, list)) else [expected]
+    eager, jitted = both_arrays(fn, *args)
+    assert len(eager) == len(expected) == len(jitted)
+    for e, j, want in zip(eager, jitted, expected):
+        want = np.asarray(want)
+        for got in (e, j):
+            assert got.dtype == want.dtype, (got.dtype, want.dtype)
+            assert got.shape == want.shape, (got.shape, want.shape)
+            if rtol:
+                np.testing.assert_allclose(got, want, rtol=rtol)
+            else:
+                np.testing.assert_array_equal(got, want)

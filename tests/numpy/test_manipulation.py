@@ -10,26 +10,13 @@ from hypothesis import strategies as st
 
 import xlapy
 import xlapy.numpy as xnp
-from tests.frontend_util import both_arrays as both
+from tests.frontend_util import check
 from xlapy.core.trace import as_array
 from xlapy.errors import CompileError
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-
-
-def check(fn, args, expected):
-    """fn(*args) equals `expected` (values, shape and dtype) eagerly and under jit."""
-    expected = expected if isinstance(expected, (tuple, list)) else [expected]
-    eager, jitted = both(fn, *args)
-    assert len(eager) == len(expected) == len(jitted)
-    for e, j, want in zip(eager, jitted, expected):
-        want = np.asarray(want)
-        for got in (e, j):
-            assert got.dtype == want.dtype, (got.dtype, want.dtype)
-            assert got.shape == want.shape, (got.shape, want.shape)
-            np.testing.assert_array_equal(got, want)
 
 
 def sample(shape, dtype, seed=0):

@@ -11,30 +11,13 @@ from hypothesis import strategies as st
 
 import xlapy
 import xlapy.numpy as xnp
-from tests.frontend_util import both_arrays as both
+from tests.frontend_util import check
 from xlapy.core.trace import as_array
 from xlapy.errors import CompileError
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-
-
-def check(fn, args, expected, rtol=0.0):
-    """fn(*args) equals `expected` (values, shape and dtype) eagerly and under jit."""
-    expected = expected if isinstance(expected, (tuple, list)) else [expected]
-    eager, jitted = both(fn, *args)
-    assert len(eager) == len(expected) == len(jitted)
-    for e, j, want in zip(eager, jitted, expected):
-        want = np.asarray(want)
-        for got in (e, j):
-            assert got.dtype == want.dtype, (got.dtype, want.dtype)
-            assert got.shape == want.shape, (got.shape, want.shape)
-            if rtol:
-                np.testing.assert_allclose(got, want, rtol=rtol)
-            else:
-                np.testing.assert_array_equal(got, want)
-        np.testing.assert_array_equal(e, j)
 
 
 def sample(shape, dtype, seed=0, low=0, high=6):

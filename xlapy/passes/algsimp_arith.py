@@ -34,14 +34,19 @@ def _integral(instruction: HloInstruction) -> bool:
     return element_type.is_integral or element_type.is_pred
 
 
-# -- add, subtract ------------------------------------------------------------------------
-def add_zero(add: HloInstruction, b: Rewriter) -> HloInstruction | None:
-    x, y = add.operands
-    if is_all(y, 0):
+def _other_than_identity(op: HloInstruction, identity) -> HloInstruction | None:
+    """For a commutative op with an operand that is all `identity`, the other one."""
+    x, y = op.operands
+    if is_all(y, identity):
         return x
-    if is_all(x, 0):
+    if is_all(x, identity):
         return y
     return None
+
+
+# -- add, subtract ------------------------------------------------------------------------
+def add_zero(add: HloInstruction, b: Rewriter) -> HloInstruction | None:
+    return _other_than_identity(add, 0)
 
 
 def add_negate(add: HloInstruction, b: Rewriter) -> HloInstruction | None:
@@ -70,12 +75,7 @@ def subtract_negate(sub: HloInstruction, b: Rewriter) -> HloInstruction | None:
 
 # -- multiply, divide, remainder ---------------------------------------------------------
 def multiply_one(mul: HloInstruction, b: Rewriter) -> HloInstruction | None:
-    x, y = mul.operands
-    if is_all(y, 1):
-        return x
-    if is_all(x, 1):
-        return y
-    return None
+    return _other_than_identity(mul, 1)
 
 
 def multiply_zero(mul: HloInstruction, b: Rewriter) -> HloInstruction | None:
