@@ -50,8 +50,13 @@ class Trace:
     the outer values it captured."""
 
     def __init__(self, builder: ComputationBuilder, name_stack: str,
-                 parent: Trace | None = None, allow_captures: bool = True):
+                 parent: Trace | None = None, allow_captures: bool = True,
+                 concrete: bool = False):
         self.builder = builder
+        self.concrete = concrete
+        """Evaluate every instruction as it is traced, so Python control flow on the
+        values works (what `grad` outside `jit` needs); `values` keeps them."""
+        self.values: dict[int, Any] = {}        # id(instruction) -> its value, when concrete
         self.name_stack = name_stack
         self.parent = parent
         self.allow_captures = allow_captures
@@ -73,11 +78,21 @@ class Trace:
 
     # -- values entering this trace ----------------------------------------------------
     def parameter(self, shape: Shape, weak_type: bool = False, name: str | None = None,
-                  origin: str = "") -> Tracer:
+                  origin: str = "", value=None) -> Tracer:
         number = self._next_parameter
         self._next_parameter += 1
         instruction = self.builder.parameter(number, shape, name=name)
-        return Tracer(self, instruction, weak_type, origin or f"parameter {number}")
+        return self.tracer(instruction, weak_type, origin or f"parameter {number}", value)
+
+    def tracer(self, instruction: HloInstruction, weak_type: bool, origin: str,
+               value=None) -> Tracer:
+        """A Tracer of `instruction`; in a concrete trace it knows `value`."""
+        if self.concrete:
+            if value is None:
+                raise ConcretizationError(
+                    f"{origin} has no value in a trace that evaluates as it goes")
+            self.values[id(instruction)] = value
+        return Tracer(self, instruction, weak_type, origin, value)
 
     def lift(self, value: Array) -> Tracer:
         """`value` as a Tracer of this trace: constants for concrete values,
@@ -88,8 +103,9 @@ class Trace:
             return self._capture(value)
         cached = self._constants.get(id(value))
         if cached is None:
-            instruction = self.builder.constant(np.asarray(value.value))
-            cached = (value, Tracer(self, instruction, value.weak_type, "a constant"))
+            literal = np.asarray(value.value)
+            instruction = self.builder.constant(literal)
+            cached = (value, self.tracer(instruction, value.weak_type, "a constant", literal))
             self._constants[id(value)] = cached
         return cached[1]
 
@@ -105,7 +121,8 @@ class Trace:
         tracer = self._captured.get(id(outer))
         if tracer is None:
             tracer = self.parameter(outer.hlo_shape, outer.weak_type,
-                                    origin=f"captured {outer.describe()}")
+                                    origin=f"captured {outer.describe()}",
+                                    value=outer.known if self.concrete else None)
             self._captured[id(outer)] = tracer
             self.captures.append(outer)
         return tracer
@@ -130,14 +147,16 @@ def _is_ancestor(trace: Trace, of: Trace) -> bool:
 class Tracer(Array):
     """A value being traced: an instruction of a trace's computation."""
 
-    __slots__ = ("trace", "instruction", "weak_type", "origin")
+    __slots__ = ("trace", "instruction", "weak_type", "origin", "known")
 
     def __init__(self, trace: Trace, instruction: HloInstruction, weak_type: bool = False,
-                 origin: str = ""):
+                 origin: str = "", known=None):
         self.trace = trace
         self.instruction = instruction
         self.weak_type = weak_type
         self.origin = origin
+        self.known = known
+        """The value, in a concrete trace (grad outside jit); None while abstract."""
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -152,6 +171,8 @@ class Tracer(Array):
         return f"{text} from {self.origin}" if self.origin else text
 
     def _concrete(self, why: str):
+        if self.known is not None:
+            return self.known
         raise ConcretizationError(
             f"{why} needs the value of a traced array ({self.describe()}), which is unknown "
             "while tracing for jit. Use xlapy.lax.cond or xnp.where instead of `if`, "
@@ -159,7 +180,8 @@ class Tracer(Array):
             "static with static_argnums.")
 
     def __array__(self, dtype=None, copy=None):
-        self._concrete("converting to a NumPy array")
+        value = self._concrete("converting to a NumPy array")
+        return value if dtype is None else value.astype(dtype)
 
     def __repr__(self) -> str:
         return f"Tracer<{self.describe()}>"
@@ -255,18 +277,36 @@ def _emit(trace: Trace, opcode, operands, attrs, shape, weak_type, name):
     try:
         handles = [handle(o) for o in operands]
         instruction = builder.add_instruction(opcode, handles, shape, **attrs)
-        return _wrap_traced(trace, instruction, weak_type, origin)
+        value = None
+        if trace.concrete:
+            value = _evaluator().evaluate(instruction, _known_values(trace, operands))
+        return _wrap_traced(trace, instruction, weak_type, origin, value)
     finally:
         builder.set_op_metadata(None)
 
 
-def _wrap_traced(trace: Trace, instruction: HloInstruction, weak_type: bool, origin: str):
+def _known_values(trace: Trace, operands) -> list:
+    """Operand values in a concrete trace (every operand of it has one)."""
+    values = []
+    for operand in operands:
+        if isinstance(operand, (tuple, list)):
+            values.append(tuple(_known_values(trace, operand)))
+        else:
+            values.append(trace.lift(operand).known)
+    return values
+
+
+def _wrap_traced(trace: Trace, instruction: HloInstruction, weak_type: bool, origin: str,
+                 value=None):
     if not instruction.shape.is_tuple:
-        return Tracer(trace, instruction, weak_type, origin)
+        return trace.tracer(instruction, weak_type, origin, value)
+    if trace.concrete:
+        trace.values[id(instruction)] = value
     parts = []
     for i in range(len(instruction.shape.tuple_shapes)):
         element = trace.builder.get_tuple_element(instruction, i)
-        parts.append(_wrap_traced(trace, element, weak_type, f"output {i} of {origin}"))
+        parts.append(_wrap_traced(trace, element, weak_type, f"output {i} of {origin}",
+                                  None if value is None else value[i]))
     return tuple(parts)
 
 
@@ -279,11 +319,6 @@ def _eager(opcode, operands, attrs, shape, weak_type):
     """Evaluate one op now with the interpreter's rule. The instruction for an
     (opcode, operand types, attributes) signature is built and shape-checked
     once, then reused: eager mode pays for shape inference once per signature."""
-    global _EVALUATOR
-    if _EVALUATOR is None:
-        from xlapy.backends.interpreter.evaluator import Evaluator
-
-        _EVALUATOR = Evaluator()
     try:
         key = (opcode, tuple(_type_key(o) for o in operands), tuple(attrs.items()), shape)
         instruction = _EAGER_CACHE.get(key)
@@ -295,8 +330,17 @@ def _eager(opcode, operands, attrs, shape, weak_type):
             if len(_EAGER_CACHE) >= _EAGER_CACHE_SIZE:
                 _EAGER_CACHE.clear()
             _EAGER_CACHE[key] = instruction
-    value = _EVALUATOR.evaluate(instruction, _operand_values(operands))
+    value = _evaluator().evaluate(instruction, _operand_values(operands))
     return _wrap_concrete(value, weak_type)
+
+
+def _evaluator():
+    global _EVALUATOR
+    if _EVALUATOR is None:
+        from xlapy.backends.interpreter.evaluator import Evaluator
+
+        _EVALUATOR = Evaluator()
+    return _EVALUATOR
 
 
 def _type_key(operand):
@@ -329,7 +373,7 @@ def with_weak_type(x: Array, weak_type: bool) -> Array:
     if x.weak_type == weak_type:
         return x
     if isinstance(x, Tracer):
-        return Tracer(x.trace, x.instruction, weak_type, x.origin)
+        return Tracer(x.trace, x.instruction, weak_type, x.origin, x.known)
     return ConcreteArray(x.value, weak_type)
 
 
