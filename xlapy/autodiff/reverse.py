@@ -42,8 +42,9 @@ class ReverseReplay(Replay):
     def start(self, computation: HloComputation, args: list) -> tuple[list, Any]:
         args = [fresh(a) for a in args]
         for arg, active in zip(args, self._active_args):
-            if active and is_differentiable_type(arg.dtype):
-                self.active.add(id(arg))
+            for leaf in leaves(arg) if active else ():
+                if is_differentiable_type(leaf.dtype):
+                    self.active.add(id(leaf))
         self._keep.append(args)
         return args, self.run(computation, args)
 
@@ -158,6 +159,6 @@ def vjp_computation(computation: HloComputation, args: list, active: list[bool] 
 
     def pullback(cotangents):
         cts = backward(replay, outputs, cotangents)
-        return [cts.get(id(a)) for a in keyed_args]
+        return [_gather(cts, a) for a in keyed_args]
 
     return outputs, pullback

@@ -172,7 +172,9 @@ class Replay:
         """The instruction's value on these operands (recorded, or bound now)."""
         if self.precomputed is not None and id(instruction) in self.precomputed:
             return _wrap(self.precomputed[id(instruction)])
-        attrs = {k: v for k, v in instruction.attrs.items() if k != "metadata"}
+        attrs = instruction.attrs
+        if current_trace() is None:  # eager: metadata would only defeat the op cache
+            attrs = {k: v for k, v in attrs.items() if k != "metadata"}
         return bind(instruction.opcode, operands, attrs, shape=instruction.shape,
                     weak_type=False, name=_op_name(instruction))
 

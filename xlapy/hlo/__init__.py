@@ -42,11 +42,28 @@ def verify(module: HloModule) -> None:
     _verify(module)
 
 
+def vjp_module(module: HloModule, wrt=None) -> HloModule:
+    """Reverse-mode derivative of a module: (params..., output cotangents...) ->
+    (outputs..., parameter cotangents...). See xlapy.autodiff.module."""
+    from xlapy.autodiff.module import vjp_module as _vjp_module
+
+    return _vjp_module(module, wrt)
+
+
+def jvp_module(module: HloModule, wrt=None) -> HloModule:
+    """Forward-mode derivative of a module: (params..., parameter tangents...) ->
+    (outputs..., output tangents...). See xlapy.autodiff.module."""
+    from xlapy.autodiff.module import jvp_module as _jvp_module
+
+    return _jvp_module(module, wrt)
+
+
 __all__ = [
     "BuilderError", "ComputationBuilder", "ModuleBuilder",
     "ComparisonDirection", "ComparisonType", "ConvolutionDimensionNumbers", "FftType",
     "FusionKind", "HloComputation", "HloInstruction", "HloModule", "Layout", "OpMetadata",
     "Opcode", "PaddingConfig", "PaddingDimension", "ParseError", "Precision", "PrimitiveType",
     "RandomDistribution", "RawAttribute", "RngAlgorithm", "Shape", "ShapeError", "SliceRange",
-    "TriangularSolveTranspose", "VerifierError", "Window", "WindowDimension", "parse", "verify",
+    "TriangularSolveTranspose", "VerifierError", "Window", "WindowDimension", "jvp_module", "parse",
+    "verify", "vjp_module",
 ]
