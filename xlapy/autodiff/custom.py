@@ -68,6 +68,20 @@ class _CustomFunction:
         return tree_unflatten(traced.out_tree, list(outs))
 
 
+def _match(ct, tree, flat: list, name: str) -> None:
+    if ct is None:
+        flat.extend([None] * tree.num_leaves)
+    elif tree.node_type is None:
+        flat.append(as_array(ct))
+    else:
+        children, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is not ct)
+        if ct_tree.node_type is not tree.node_type or len(children) != len(tree.children):
+            raise TypeError(f"custom_vjp bwd of {name} returned a cotangent structured as "
+                            f"{tree_flatten(ct)[1]} for an argument structured as {tree}")
+        for child, child_tree in zip(children, tree.children):
+            _match(child, child_tree, flat, name)
+
+
 def _merge(static: dict, dynamic, count: int) -> list:
     dynamic = iter(dynamic)
     return [static[i] if i in static else next(dynamic) for i in range(count)]
@@ -89,6 +103,33 @@ class _Instance:
 
     def dynamic_args(self, flat) -> tuple:
         return tree_unflatten(self.in_tree, list(flat))
+
+    def static_args(self) -> list:
+        """The nondiff_argnums values in order: JAX passes them first to bwd and to
+        a custom_jvp rule."""
+        return [self.static[i] for i in sorted(self.static)]
+
+    def jvp_rule(self, primal_leaves, tangent_leaves):
+        """The custom_jvp rule on the dynamic arguments: (out, tangent_out)."""
+        fn = self.function
+        if not hasattr(fn, "rule"):
+            raise TypeError(f"custom_jvp function {fn.__name__} has no rule: call defjvp")
+        return fn.rule(*self.static_args(), self.dynamic_args(primal_leaves),
+                       self.dynamic_args(tangent_leaves))
+
+    def cotangent_leaves(self, cts) -> list:
+        """bwd's output flattened like the dynamic arguments; None (a zero) may
+        stand for a whole argument or any subtree of one, as in JAX."""
+        name = self.function.__name__
+        if not isinstance(cts, tuple):
+            raise TypeError(f"custom_vjp bwd of {name} must return a tuple with one "
+                            f"cotangent per argument, got {type(cts).__name__}")
+        if len(cts) != len(self.in_tree.children):
+            raise TypeError(f"custom_vjp bwd of {name} returned {len(cts)} cotangents for "
+                            f"{len(self.in_tree.children)} differentiable arguments")
+        flat: list = []
+        _match(cts, self.in_tree, flat, name)
+        return flat
 
 
 class custom_vjp(_CustomFunction):  # noqa: N801 (JAX's name)
@@ -121,7 +162,12 @@ class custom_jvp(_CustomFunction):  # noqa: N801 (JAX's name)
 
     def defjvps(self, *per_argument: Callable | None) -> None:
         """One function per argument: `fn(tangent, primal_out, *primals)`."""
+        if self.nondiff_argnums:
+            raise TypeError("can't use defjvps with nondiff_argnums; use defjvp")
+
         def rule(primals, tangents):
+            from xlapy.autodiff.rules._util import zeros_like
+
             out = self.fun(*primals)
             total = None
             for fn, t in zip(per_argument, tangents):
@@ -129,6 +175,8 @@ class custom_jvp(_CustomFunction):  # noqa: N801 (JAX's name)
                     continue
                 term = fn(t, out, *primals)
                 total = term if total is None else tree_map(lambda a, b: a + b, total, term)
+            if total is None:
+                total = tree_map(lambda o: zeros_like(as_array(o)), out)
             return out, total
         self.rule = rule
 
@@ -151,15 +199,9 @@ class _VjpRule:
 
         instance = self.instance
         ct = instantiate(ct, node.result)
-        cts = instance.function.bwd(node.residuals, tree_unflatten(instance.out_tree, list(ct)))
-        if not isinstance(cts, tuple):
-            raise TypeError(f"custom_vjp bwd of {instance.function.__name__} must return a "
-                            f"tuple with one cotangent per argument, got {type(cts).__name__}")
-        leaves, _ = tree_flatten(cts)
-        flat = [None if x is None else as_array(x) for x in leaves]
-        if len(flat) != instance.num_flat:
-            raise TypeError(f"custom_vjp bwd of {instance.function.__name__} returned "
-                            f"{len(flat)} cotangents for {instance.num_flat} array arguments")
+        cts = instance.function.bwd(*instance.static_args(), node.residuals,
+                                    tree_unflatten(instance.out_tree, list(ct)))
+        flat = instance.cotangent_leaves(cts)
         return flat + [None] * (len(node.operands) - instance.num_flat)
 
 
@@ -173,7 +215,7 @@ class _JvpAsVjpRule:
     def forward(self, node):
         from xlapy.autodiff.tape import evaluate
 
-        result = evaluate(node.instruction.called_computations()[0], node.operands)
+        result = evaluate(node.instruction.called_computations[0], node.operands)
         return result, None
 
     def backward(self, node, ct):
@@ -182,14 +224,11 @@ class _JvpAsVjpRule:
 
         instance = self.instance
         primals = node.operands[:instance.num_flat]
-        args = instance.dynamic_args(primals)
 
         def linear(*tangent_leaves):
-            tangents = tree_unflatten(instance.in_tree, list(tangent_leaves))
-            _, out = instance.function.rule(instance.arguments(primals), tangents)
+            _, out = instance.jvp_rule(primals, tangent_leaves)
             return tuple(tree_flatten(out)[0])
 
-        del args
         _, pullback = vjp(linear, *zeros_like(tuple(primals)))
         cts = pullback(tuple(instantiate(ct, node.result)))
         return list(cts) + [None] * (len(node.operands) - instance.num_flat)
@@ -215,11 +254,7 @@ def custom_jvp_rule(key: str | None):
 
         primals = operands[:instance.num_flat]
         tangent_leaves = instantiate(tuple(tangents[:instance.num_flat]), tuple(primals))
-        fn = instance.function
-        if not hasattr(fn, "rule"):
-            raise TypeError(f"custom_jvp function {fn.__name__} has no rule: call defjvp")
-        out, tangent = fn.rule(instance.arguments(primals),
-                               instance.dynamic_args(tangent_leaves))
+        out, tangent = instance.jvp_rule(primals, tangent_leaves)
         out_leaves = tuple(as_array(x) for x in tree_flatten(out)[0])
         tangent_leaves = tuple(as_array(x) for x in tree_flatten(tangent)[0])
         return out_leaves, tangent_leaves

@@ -162,7 +162,7 @@ class Replay:
                       or frontend_attribute(instruction, CUSTOM_JVP))
             if custom is not None:
                 return self.custom(instruction, operands)
-            return self.run(instruction.called_computations()[0], operands)
+            return self.run(instruction.called_computations[0], operands)
         if opcode is Opcode.OPTIMIZATION_BARRIER:
             return operands[0]
         return self.apply(instruction, operands)
@@ -185,7 +185,7 @@ class Replay:
         return fresh(operands[0])
 
     def custom(self, instruction: HloInstruction, operands: list):
-        return self.run(instruction.called_computations()[0], operands)
+        return self.run(instruction.called_computations[0], operands)
 
 
 def _wrap(value):

@@ -126,6 +126,8 @@ def _while_forward(node):
             "condition depends on traced values cannot be reversed)")
     body = node.attr("body")
     init = tuple(node.operands[0])
+    if n == 0:  # the loop never runs: the carry passes through unchanged
+        return init, (0, [], ())
     varying = [i for i in range(len(init)) if not _invariant(body, i)]
     stacks0 = tuple(lax.broadcast_in_dim(zeros_like(init[i]), (n, *init[i].shape),
                                          tuple(range(1, 1 + len(init[i].shape))))
@@ -151,6 +153,8 @@ def _while_vjp(node, ct):
     floats = [i for i, x in enumerate(init) if is_differentiable_type(x.dtype)]
     ct = instantiate(ct, node.result)
     ct0 = tuple(ct[i] for i in floats)
+    if n == 0:
+        return [tuple(ct[i] if i in floats else None for i in range(len(init)))]
 
     def step(j, cts):
         i = lax.sub(lax.convert_element_type(n - 1, np.int32), j)
