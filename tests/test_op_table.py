@@ -51,3 +51,34 @@ def test_uninterpreted_opcode_error_says_why():
     s = HloInstruction(Opcode.SET_DIMENSION_SIZE, x.shape, [x, n], {"dimensions": (0,)}, name="s")
     with pytest.raises(ExecutionError, match="set-dimension-size .*dynamic shapes"):
         Evaluator().call(HloComputation("c", [x, n, s]), [np.zeros(2, np.float32)])
+
+
+# -- differentiation: every opcode has a rule, or says why not ------------------------------
+REPLAYED = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT,
+            Opcode.CALL, Opcode.FUSION, Opcode.OPTIMIZATION_BARRIER}  # handled by tape.Replay
+
+
+@pytest.mark.parametrize("op", ALL, ids=str)
+def test_every_opcode_is_differentiable_or_says_why_not(op):
+    from xlapy.autodiff import rules
+    from xlapy.autodiff.rules.nondifferentiable import UNSUPPORTED
+
+    places = [op in REPLAYED, op in rules.VJP, op in rules.NON_DIFFERENTIABLE,
+              op in UNSUPPORTED]
+    assert sum(places) == 1, (op, places)
+    assert (op in rules.VJP) == (op in rules.JVP), f"{op}: both modes need a rule"
+
+
+DIFFERENTIABLE = """abs acos acosh add asin asinh atan atan2 atanh cbrt cosine cosh divide erf
+exponential exponential-minus-one log log-plus-one logistic maximum minimum multiply negate power
+remainder rsqrt sine sinh sqrt subtract tan tanh select clamp convert copy bitcast broadcast
+reshape transpose reverse slice dynamic-slice dynamic-update-slice concatenate pad gather scatter
+dot convolution reduce reduce-window select-and-scatter sort while conditional cholesky
+triangular-solve""".split()
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_the_issues_differentiable_opcodes_have_rules(name):
+    from xlapy.autodiff import rules
+
+    assert Opcode(name) in rules.VJP and Opcode(name) in rules.JVP

@@ -8,6 +8,7 @@ from xlapy.jit import jit
 
 from xlapy import lax, nn, numpy, random  # noqa: E402  isort: skip - after jit: they import it
 from xlapy.runtime import compile, execute
+
 from xlapy.autodiff import (  # noqa: E402  isort: skip - rules use lax
     custom_jvp,
     custom_vjp,
@@ -33,7 +34,7 @@ def devices() -> list[str]:
     return [default_backend()] + [n for n in names if n != default_backend()]
 
 
-__all__ = ["custom_jvp", "custom_vjp", "float0", "grad", "hessian", "jacfwd", "jacrev",
-           "jvp", "stop_gradient", "value_and_grad", "vjp", "Array", "CompileError", "ExecutionError", "ParseError", "VerifierError",
-           "XlapyError", "available_backends", "compile", "devices", "execute", "hlo", "jit", "lax",
-           "nn", "numpy", "random"]
+__all__ = ["Array", "CompileError", "ExecutionError", "ParseError", "VerifierError",
+           "XlapyError", "available_backends", "compile", "custom_jvp", "custom_vjp", "devices",
+           "execute", "float0", "grad", "hessian", "hlo", "jacfwd", "jacrev", "jit", "jvp", "lax",
+           "nn", "numpy", "random", "stop_gradient", "value_and_grad", "vjp"]

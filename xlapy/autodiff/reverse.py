@@ -19,8 +19,8 @@ from xlapy.autodiff.tape import (
     CUSTOM_VJP,
     Node,
     Replay,
-    frontend_attribute,
     fresh,
+    frontend_attribute,
     is_differentiable_type,
     leaves,
 )
