@@ -7,7 +7,7 @@ the current trace (so `jit(grad(f))` is one module, and `grad(grad(f))`
 differentiates the first derivative's HLO), or run at once outside `jit`.
 
 Integer and boolean inputs: `vjp` gives them `float0` zeros and `jvp` expects
-`float0` (or None) tangents for them, as JAX; `grad` refuses them unless
+`float0` tangents for them, as JAX; `grad` refuses them unless
 `allow_int=True`.
 """
 
@@ -72,27 +72,19 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     def vjp_fn(cotangent):
         ct_leaves, ct_tree = tree_flatten(cotangent)
         if ct_tree != main_tree:
-            raise TypeError(f"the cotangent's structure {ct_tree} does not match the "
+            raise ValueError(f"the cotangent's structure {ct_tree} does not match the "
                             f"output's {main_tree}")
         cts = []
         for i, (ct, out) in enumerate(zip(ct_leaves, main)):
-            ct = as_array(ct)
-            if tuple(ct.shape) != tuple(out.shape):
-                raise ValueError(f"cotangent {i} has shape {list(ct.shape)}, but the output "
-                                 f"has shape {list(out.shape)}")
-            if ct.dtype != out.dtype:
-                if not is_differentiable_type(out.dtype):
-                    ct = None
-                else:
-                    ct = lax.convert_element_type(ct, out.dtype)
-            cts.append(ct)
+            cts.append(_cotangent(i, ct, out))
         grads = pullback(cts + [None] * (len(outputs) - num_main))[:n]
         flat_grads = []
         for g, arg in zip(grads, recording.args):
             if not is_differentiable_type(arg.dtype):
                 flat_grads.append(_float0_zeros(arg))
-            else:
-                flat_grads.append(zeros_like(arg) if g is None else g)
+            else:  # shaped and typed like the primal, weak type included (as JAX)
+                g = zeros_like(arg) if g is None else g
+                flat_grads.append(with_weak_type(g, arg.weak_type))
         return tree_unflatten(in_tree, flat_grads)
 
     out = tree_unflatten(main_tree, [with_weak_type(o, w) for o, w in zip(main, main_weak)])
@@ -103,11 +95,28 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     return out, vjp_fn, aux
 
 
+def _cotangent(i: int, ct, out):
+    """One output's cotangent as the pullback takes it: the output's shape and
+    dtype (a weak-typed Python scalar converts), None for an integer output."""
+    if not is_differentiable_type(out.dtype):
+        return None
+    ct = as_array(ct)
+    if tuple(ct.shape) != tuple(out.shape):
+        raise ValueError(f"cotangent {i} has shape {list(ct.shape)}, but the output has "
+                         f"shape {list(out.shape)}")
+    if ct.dtype != out.dtype:
+        if not ct.weak_type:
+            raise ValueError(f"cotangent {i} is {ct.dtype}, but the output is {out.dtype}")
+        ct = lax.convert_element_type(ct, out.dtype)
+    return ct
+
+
 def _argnums(argnums, nargs: int, where: str) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for i in nums:
         if not -nargs <= i < nargs:
-            raise ValueError(f"{where}: argnums {argnums} out of range for {nargs} arguments")
+            raise TypeError(f"{where}: argnums {argnums} needs at least {max(i, -i - 1) + 1} "
+                            f"positional arguments, got {nargs}")
     return tuple(i % nargs for i in nums)
 
 
@@ -189,27 +198,42 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
     recording = record(fun, flat, in_tree, f"jvp({getattr(fun, '__name__', 'fun')})")
     tangent_arrays = []
     for i, (t, p) in enumerate(zip(t_flat, recording.args)):
-        if not is_differentiable_type(p.dtype):
-            tangent_arrays.append(None)
-            continue
-        t = as_array(t)
-        if tuple(t.shape) != tuple(p.shape) or t.dtype != p.dtype:
-            raise TypeError(f"tangent {i} is {t.dtype}{list(t.shape)} but its primal is "
-                            f"{p.dtype}{list(p.shape)}")
-        tangent_arrays.append(t)
+        tangent_arrays.append(_tangent(i, t, p))
     outputs, out_tangents = jvp_computation(
         recording.computation, recording.operands,
         tangent_arrays + [None] * len(recording.captures), recording.values)
     num_main, main_tree, aux_tree = _split_aux(recording, has_aux)
     outputs = [with_weak_type(o, w) for o, w in zip(outputs, recording.out_weak)]
     out_t = [(_float0_zeros(o) if not is_differentiable_type(o.dtype)
-              else zeros_like(o) if t is None else t)
+              else with_weak_type(zeros_like(o) if t is None else t, o.weak_type))
              for o, t in zip(outputs, out_tangents)]
     primal_out = tree_unflatten(main_tree, outputs[:num_main])
     tangent_out = tree_unflatten(main_tree, out_t[:num_main])
     if has_aux:
         return primal_out, tangent_out, tree_unflatten(aux_tree, outputs[num_main:])
     return primal_out, tangent_out
+
+
+def _tangent(i: int, t, primal):
+    """The tangent for one primal leaf, checked as JAX does: same shape, same
+    dtype, and float0 for an integer or boolean primal (None is returned: zero)."""
+    if not is_differentiable_type(primal.dtype):
+        dtype = getattr(t, "dtype", None)
+        if dtype is None or np.dtype(dtype) != float0:
+            raise TypeError(f"tangent {i} is for an integer or boolean primal "
+                            f"({primal.dtype}), so its dtype must be xlapy.float0, got {dtype}")
+        if tuple(np.shape(t)) != tuple(primal.shape):
+            raise ValueError(f"tangent {i} has shape {list(np.shape(t))} but its primal has "
+                             f"shape {list(primal.shape)}")
+        return None
+    t = as_array(t)
+    if tuple(t.shape) != tuple(primal.shape):
+        raise ValueError(f"tangent {i} has shape {list(t.shape)} but its primal has shape "
+                         f"{list(primal.shape)}")
+    if t.dtype != primal.dtype:
+        raise TypeError(f"tangent {i} is {t.dtype} but its primal is {primal.dtype}; "
+                        "tangents must have their primal's dtype")
+    return t
 
 
 # -- Jacobians -----------------------------------------------------------------------------

@@ -138,6 +138,9 @@ class custom_vjp(_CustomFunction):  # noqa: N801 (JAX's name)
         f = custom_vjp(f); f.defvjp(fwd, bwd)
         fwd(*args) -> (out, residuals);  bwd(residuals, ct_out) -> tuple of ct per arg
 
+    With nondiff_argnums, bwd takes those arguments first and returns cotangents
+    for the others only; None in bwd's output is a zero for that (sub)tree.
+
     Forward mode through it is refused, as in JAX. Values it closes over get no
     cotangent."""
 
@@ -151,6 +154,9 @@ class custom_jvp(_CustomFunction):  # noqa: N801 (JAX's name)
     """A function with a hand-written forward-mode rule, as jax.custom_jvp:
 
         f = custom_jvp(f); f.defjvp(rule)   rule(primals, tangents) -> (out, tangent_out)
+
+    With nondiff_argnums the rule takes those arguments first, and primals and
+    tangents hold the others only (as JAX).
 
     Reverse mode transposes the rule (it must be linear in the tangents)."""
 

@@ -2,9 +2,14 @@
 modes (JVP: Σ ∂f/∂xᵢ · tᵢ; VJP: ct · ∂f/∂xᵢ, without conjugation, as JAX).
 
 Conventions at non-differentiable points, as JAX's:
-- `abs`: derivative +1 at 0 (sign taken as x >= 0).
-- `maximum`/`minimum`: at ties each operand gets half the cotangent.
-- `power(x, y)`: ∂/∂x is 0 where y == 0 (also at x == 0); ∂/∂y is 0 where x == 0.
+- `abs`: derivative +1 at 0 (sign taken as x >= 0); for complex x the
+  derivative is conj(x) / |x| (with |x| = 0 read as 1), the real part taken in
+  forward mode.
+- `maximum`/`minimum`: an operand equal to the result gets the cotangent, half
+  of it at ties; neither gets any where the result is NaN.
+- `power(x, y)`: ∂/∂x = y x^(y-1) everywhere (NaN at x = y = 0, as JAX's
+  lax.pow: integer exponents go through xnp's multiplications instead);
+  ∂/∂y = log(x) x^y with log(0) read as 0.
 - `clamp(lo, x, hi)`: x gets the cotangent where lo < x < hi strictly, lo where
   lo > x (and lo < hi), hi where x > hi; ties give zero to every operand.
 - `remainder(x, y)`: ∂/∂y = -trunc(x / y).
@@ -14,6 +19,8 @@ Conventions at non-differentiable points, as JAX's:
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from xlapy import lax
 from xlapy.autodiff.rules import jvp, vjp
@@ -92,29 +99,42 @@ def _binary_partials(node):
         inv = lax.div(one, y)
         return [inv, lax.neg(lax.mul(node.result, inv)) if active[1] else None]
     if op in (Op.MAXIMUM, Op.MINIMUM):
-        wins = lax.gt(x, y) if op is Op.MAXIMUM else lax.lt(x, y)
-        ties = lax.eq(x, y)
-        half, zero = constant(0.5, x), zeros_like(x)
-        px = lax.select(wins, one, lax.select(ties, half, zero))
-        return [px, lax.sub(one, px)]
+        return [_balanced_eq(x, node.result, y), _balanced_eq(y, node.result, x)]
     if op is Op.REMAINDER:
         quotient = lax.div(x, y)
         trunc = lax.mul(lax.sign(quotient), lax.floor(lax.abs(quotient)))
         return [one, lax.neg(trunc)]
     if op is Op.POWER:
-        zero = zeros_like(x)
-        px = py = None
-        if active[0]:
-            px = lax.select(lax.eq(y, zero), zero,
-                            lax.mul(y, lax.pow(x, lax.sub(y, one))))
+        px = lax.mul(y, lax.pow(x, lax.sub(y, one))) if active[0] else None
+        py = None
         if active[1]:
-            safe_x = lax.select(lax.eq(x, zero), one, x)
-            py = lax.select(lax.eq(x, zero), zero, lax.mul(lax.log(safe_x), node.result))
+            safe_x = lax.select(lax.eq(x, zeros_like(x)), one, x)
+            py = lax.mul(lax.log(safe_x), node.result)
         return [px, py]
     if op is Op.ATAN2:
         denominator = lax.add(lax.mul(x, x), lax.mul(y, y))
         return [lax.div(y, denominator), lax.neg(lax.div(x, denominator))]
     raise AssertionError(op)
+
+
+def _balanced_eq(x, result, other):
+    """1 where x gave the result, 1/2 where `other` did too, else 0 (JAX's)."""
+    one, zero = constant(1, x), zeros_like(x)
+    return lax.select(lax.eq(x, result),
+                      lax.select(lax.eq(other, result), constant(0.5, x), one), zero)
+
+
+def _is_complex(x) -> bool:
+    return np.dtype(x.dtype).kind == "c"
+
+
+def _complex_abs_partial(node):
+    """conj(x) / |x| (|x| = 0 read as 1), as a complex array like x."""
+    (x,) = node.operands
+    magnitude = node.result
+    safe = lax.select(lax.eq(magnitude, zeros_like(magnitude)), constant(1, magnitude), magnitude)
+    safe = lax.complex(safe, zeros_like(safe))
+    return lax.div(lax.complex(lax.real(x), lax.neg(lax.imag(x))), safe)
 
 
 UNARY = (Op.NEGATE, Op.ABS, Op.EXP, Op.EXPM1, Op.LOG, Op.LOG1P, Op.LOGISTIC, Op.TANH,
@@ -130,6 +150,8 @@ def _partials(node):
 
 @vjp(*UNARY, *BINARY)
 def _elementwise_vjp(node, ct):
+    if node.opcode is Op.ABS and _is_complex(node.operands[0]):
+        return [lax.mul(lax.complex(ct, zeros_like(ct)), _complex_abs_partial(node))]
     if node.opcode is Op.ADD:
         return [ct, ct]
     if node.opcode is Op.SUBTRACT:
@@ -140,6 +162,9 @@ def _elementwise_vjp(node, ct):
 
 @jvp(*UNARY, *BINARY)
 def _elementwise_jvp(node, tangents):
+    if node.opcode is Op.ABS and _is_complex(node.operands[0]):
+        (t,) = tangents
+        return lax.real(lax.mul(t, _complex_abs_partial(node)))
     if node.opcode in (Op.ADD, Op.SUBTRACT):
         return linear_jvp(node, tangents)
     total = None
