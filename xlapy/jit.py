@@ -57,7 +57,7 @@ class Signature:
 class _Entry:
     executable: Executable
     out_tree: TreeDef
-    out_weak: tuple[bool, ...]
+    out_weak: tuple  # per output leaf: its weak-type flag, or a _Float0
     donated: tuple[int, ...]
 
 
@@ -104,8 +104,7 @@ class JitFunction:
         for i in entry.donated:
             if isinstance(leaves[i], ConcreteArray):
                 leaves[i].delete()
-        outs = [ConcreteArray(r, w) for r, w in zip(results, entry.out_weak)]
-        return tree_unflatten(entry.out_tree, outs)
+        return tree_unflatten(entry.out_tree, _outputs(results, entry.out_weak))
 
     def _split(self, args, kwargs):
         """(dynamic pytree, static values) of a call."""
@@ -183,12 +182,14 @@ class JitFunction:
             call_args, call_kwargs = self._merge(args, kwargs, dyn_args, dyn_kwargs)
             out = self.fn(*call_args, **call_kwargs)
             out_leaves, out_tree = tree_flatten(out)
+            float0_shapes = {i: x.shape for i, x in enumerate(out_leaves) if _is_float0(x)}
             try:
-                outs = [trace.lift(as_array(x)) for x in out_leaves]
+                outs = [trace.lift(as_array(x)) for i, x in enumerate(out_leaves)
+                        if i not in float0_shapes]
             except TypeError as e:
                 raise CompileError(f"{self.__name__} returned a value that is not an array: "
                                    f"{e}") from None
-            if out_tree.node_type is None:
+            if out_tree.node_type is None and len(outs) == 1:
                 root = outs[0].instruction
             else:
                 builder.set_op_metadata(trace.metadata("tuple"))
@@ -196,7 +197,10 @@ class JitFunction:
                 builder.set_op_metadata(None)
         module = module_builder.build(builder.build(root))
         donated = self._donate(module, leaves, tree, outs)
-        return module, out_tree, tuple(o.weak_type for o in outs), donated
+        weak = iter(o.weak_type for o in outs)
+        specs = tuple(_Float0(float0_shapes[i]) if i in float0_shapes else next(weak)
+                      for i in range(len(out_leaves)))
+        return module, out_tree, specs, donated
 
     def _merge(self, args, kwargs, dyn_args, dyn_kwargs):
         static_nums = {i if i >= 0 else i + len(args) for i in self.static_argnums}
@@ -234,6 +238,30 @@ class JitFunction:
         if aliases:
             module.attributes["input_output_alias"] = tuple(aliases)
         return tuple(honoured)
+
+
+@dataclass(frozen=True)
+class _Float0:
+    """An output leaf of dtype float0 (an integer input's gradient): it has no
+    bytes, so it is not part of the module and is made on the way out."""
+
+    shape: tuple[int, ...]
+
+
+def _is_float0(x) -> bool:
+    from xlapy.autodiff import float0
+
+    return isinstance(x, np.ndarray) and x.dtype == float0
+
+
+def _outputs(results, specs) -> list:
+    """Result arrays for the output leaves: `specs` holds each leaf's weak-type
+    flag, or a _Float0 for leaves made here."""
+    from xlapy.autodiff import float0
+
+    results = iter(results)
+    return [np.zeros(spec.shape, float0) if isinstance(spec, _Float0)
+            else ConcreteArray(next(results), spec) for spec in specs]
 
 
 def tree_is_tuple(module: HloModule) -> bool:
@@ -287,8 +315,7 @@ class Compiled:
     def __call__(self, *args):
         leaves, _ = tree_flatten(args)
         results = self.executable.execute(*[np.asarray(x) for x in leaves])
-        outs = [ConcreteArray(r, w) for r, w in zip(results, self._out_weak)]
-        return tree_unflatten(self._out_tree, outs)
+        return tree_unflatten(self._out_tree, _outputs(results, self._out_weak))
 
 
 def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(),

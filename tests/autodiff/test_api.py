@@ -137,6 +137,10 @@ def test_grad_allow_int_gives_float0():
     arr = xlapy.grad(lambda x, n: x * 2.0, argnums=1, allow_int=True)(
         f64(1.0), np.arange(3, dtype=np.int32))
     assert arr.dtype == xlapy.float0 and arr.shape == (3,)
+    jitted = xlapy.jit(xlapy.grad(lambda x, n: x * 2.0, argnums=(0, 1), allow_int=True))(
+        f64(1.0), np.arange(6, dtype=np.int32).reshape(3, 2))
+    assert jitted[1].dtype == xlapy.float0 and jitted[1].shape == (3, 2)
+    close(jitted[0], 2.0)
 
 
 @pytest.mark.parametrize("value", [1, np.int32(2), np.array([1, 2]), True])
@@ -228,7 +232,7 @@ def test_vjp_has_aux_and_int_inputs(wrap):
         out, pullback, aux = xlapy.vjp(f, x, n, has_aux=True)
         ct_x, ct_n = pullback(u)
         assert ct_n.dtype == xlapy.float0 and ct_n.shape == (2,)
-        return out, ct_x, aux  # (jit cannot return float0 arrays yet)
+        return out, ct_x, aux
 
     x, n = np.array([1.0, 2.0]), np.array([3, 4])
     out, ct_x, (n2, x_aux) = wrap(run)(x, n, np.array([1.0, -1.0]))
