@@ -20,7 +20,7 @@ import numpy as np
 
 from xlapy.backends import Executable, get_backend
 from xlapy.core.array import Array, ConcreteArray
-from xlapy.core.dtypes import dtype_and_weak
+from xlapy.core.dtypes import dtype_and_weak, float0
 from xlapy.core.pytree import TreeDef, tree_flatten, tree_unflatten
 from xlapy.core.subtrace import ShapedArray
 from xlapy.core.trace import Trace, Tracer, as_array
@@ -59,6 +59,7 @@ class _Entry:
     out_tree: TreeDef
     out_weak: tuple  # per output leaf: its weak-type flag, or a _Float0
     donated: tuple[int, ...]
+    plain: bool = True  # no float0 leaves: results map one to one onto outputs
 
 
 class JitFunction:
@@ -104,7 +105,11 @@ class JitFunction:
         for i in entry.donated:
             if isinstance(leaves[i], ConcreteArray):
                 leaves[i].delete()
-        return tree_unflatten(entry.out_tree, _outputs(results, entry.out_weak))
+        if entry.plain:
+            outs = [ConcreteArray(r, w) for r, w in zip(results, entry.out_weak)]
+        else:
+            outs = _outputs(results, entry.out_weak)
+        return tree_unflatten(entry.out_tree, outs)
 
     def _split(self, args, kwargs):
         """(dynamic pytree, static values) of a call."""
@@ -142,7 +147,8 @@ class JitFunction:
         module, out_tree, out_weak, donated = self._trace(args, kwargs)
         executable = get_backend(self.backend).compile(module, optimize=True)
         self.compile_count += 1
-        entry = _Entry(executable, out_tree, out_weak, donated)
+        plain = not any(isinstance(w, _Float0) for w in out_weak)
+        entry = _Entry(executable, out_tree, out_weak, donated, plain)
         self._cache[key] = entry
         self._signatures.append(signature)
         return entry
@@ -249,16 +255,12 @@ class _Float0:
 
 
 def _is_float0(x) -> bool:
-    from xlapy.autodiff import float0
-
     return isinstance(x, np.ndarray) and x.dtype == float0
 
 
 def _outputs(results, specs) -> list:
     """Result arrays for the output leaves: `specs` holds each leaf's weak-type
     flag, or a _Float0 for leaves made here."""
-    from xlapy.autodiff import float0
-
     results = iter(results)
     return [np.zeros(spec.shape, float0) if isinstance(spec, _Float0)
             else ConcreteArray(next(results), spec) for spec in specs]

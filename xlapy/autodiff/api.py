@@ -25,11 +25,9 @@ from xlapy.autodiff.reverse import vjp_computation
 from xlapy.autodiff.rules._util import full, zeros_like
 from xlapy.autodiff.tape import is_differentiable_type
 from xlapy.core.array import ConcreteArray
+from xlapy.core.dtypes import float0
 from xlapy.core.pytree import tree_flatten, tree_unflatten
 from xlapy.core.trace import as_array, with_weak_type
-
-float0 = np.dtype([("float0", np.void, 0)])
-"""The dtype of an integer input's cotangent: zero bytes, as jax.dtypes.float0."""
 
 
 def _float0_zeros(x):

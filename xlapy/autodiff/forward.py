@@ -29,17 +29,17 @@ class ForwardReplay(Replay):
     def __init__(self, precomputed=None):
         super().__init__(precomputed)
         self.tangents: dict[int, Any] = {}
-        self._keep: list = []
+        self._keep: list = []  # tangents are keyed by id(value): keep the values alive
 
     def tangent(self, x):
         if isinstance(x, (tuple, list)):
             return tuple(self.tangent(v) for v in x)
         return self.tangents.get(id(x))
 
-    def _set(self, result, tangent) -> None:
+    def set_tangent(self, result, tangent) -> None:
         if isinstance(result, tuple):
             for r, t in zip(result, tangent if tangent is not None else [None] * len(result)):
-                self._set(r, t)
+                self.set_tangent(r, t)
             return
         if tangent is not None and is_differentiable_type(result.dtype):
             if tuple(tangent.shape) != tuple(result.shape) or tangent.dtype != result.dtype:
@@ -67,7 +67,7 @@ class ForwardReplay(Replay):
             node.result = self.primal(instruction, operands)
             tangent = rule(node, tangents)
         node.result = fresh(node.result)
-        self._set(node.result, tangent)
+        self.set_tangent(node.result, tangent)
         return node.result
 
     def custom(self, instruction: HloInstruction, operands: list):
@@ -84,7 +84,7 @@ class ForwardReplay(Replay):
             return super().custom(instruction, operands)
         result, tangent = rule(operands, tangents)
         result = fresh(result)
-        self._set(result, tangent)
+        self.set_tangent(result, tangent)
         return result
 
 
@@ -95,6 +95,6 @@ def jvp_computation(computation: HloComputation, args: list, tangents: list,
     replay = ForwardReplay(precomputed)
     args = [fresh(a) for a in args]
     for arg, tangent in zip(args, tangents):
-        replay._set(arg, tangent)
+        replay.set_tangent(arg, tangent)
     outputs = replay.run(computation, args)
     return outputs, replay.tangent(outputs)

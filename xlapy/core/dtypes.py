@@ -163,3 +163,7 @@ def finfo(dtype):
 
 def iinfo(dtype):
     return ml_dtypes.iinfo(dtype)
+
+
+float0 = np.dtype([("float0", np.void, 0)])
+"""The dtype of an integer input's cotangent: zero bytes, as jax.dtypes.float0."""
