@@ -14,3 +14,20 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("XLAPY_HYPOTHESIS_PROFILE", "default"))
+
+# The frontend's tests check the frontend: they run on the interpreter, which
+# compiles instantly. The CPU backend has its own tests (tests/backends/cpu,
+# every op and 500 random programs against the interpreter), and the modules
+# in CPU_MODULES run everything on `cpu`, the default users get.
+os.environ.setdefault("XLAPY_DEFAULT_BACKEND", "interpreter")
+
+import pytest  # noqa: E402
+
+CPU_MODULES = ("test_jit.py", "test_models.py", "test_seeds_examples.py")
+
+
+@pytest.fixture(autouse=True)
+def _backend_for_module(request, monkeypatch):
+    if request.path.name in CPU_MODULES:
+        monkeypatch.setenv("XLAPY_DEFAULT_BACKEND", "cpu")
+    yield

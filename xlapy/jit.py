@@ -61,6 +61,10 @@ class _Entry:
     donated: tuple[int, ...]
     plain: bool = True  # no float0 leaves: results map one to one onto outputs
 
+    def __post_init__(self):
+        # the function returns one array (not a container): no unflattening per call
+        self.leaf_output = self.out_tree.node_type is None and len(self.out_weak) == 1
+
 
 class JitFunction:
     """A jitted function: call it like the original; `.lower(*args)` stages it."""
@@ -74,6 +78,7 @@ class JitFunction:
         self.donate_argnums = _as_tuple(donate_argnums)
         self.backend = backend
         self._cache: dict[tuple, _Entry] = {}  # (tree, leaf keys, static) -> entry
+        self._fast: dict[tuple, _Entry] = {}   # leaf keys -> entry, for positional arrays
         self._signatures: list[Signature] = []  # in compile order, to explain misses
         self.compile_count = 0
         self.cache_misses: list[str] = []
@@ -86,6 +91,21 @@ class JitFunction:
 
     # -- the per-call path ----------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if not kwargs and not self.static_argnums:   # the hot path: positional arrays
+            try:
+                entry = self._fast.get(tuple([_FAST_KEY[type(x)](x) for x in args]))
+            except KeyError:   # a leaf that is not an array: take the general path
+                entry = None
+            if entry is not None:
+                results = entry.executable.run(
+                    [x.value if type(x) is ConcreteArray else x for x in args])
+                if entry.leaf_output:
+                    return ConcreteArray(results[0], entry.out_weak[0])
+                return tree_unflatten(entry.out_tree, [
+                    ConcreteArray(r, w) for r, w in zip(results, entry.out_weak)])
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         if kwargs or self.static_argnums or not all(type(a) in _FAST_LEAVES for a in args):
             dynamic, static = self._split(args, kwargs)
             leaves, tree = tree_flatten(dynamic)
@@ -99,9 +119,12 @@ class JitFunction:
         if entry is None:
             signature = Signature(tree, tuple(_aval(x) for x in leaves), static)
             entry = self._compile(signature, key, args, kwargs)
+            if not kwargs and not self.static_argnums and tree is _flat_tree(len(args)) \
+                    and entry.plain and not entry.donated:
+                self._fast[key[1]] = entry
         values = [x.value if type(x) is ConcreteArray else _host_value(x, k[1])
                   for x, k in zip(leaves, key[1])]
-        results = entry.executable.execute(*values)
+        results = entry.executable.run(values)
         for i in entry.donated:
             if isinstance(leaves[i], ConcreteArray):
                 leaves[i].delete()
@@ -358,6 +381,13 @@ _FAST_LEAVES = (ConcreteArray, np.ndarray)
 def _flat_tree(n: int) -> TreeDef:
     """The structure of `n` positional array arguments and no keywords."""
     return tree_flatten((tuple(range(n)), {}))[1]
+
+
+_FAST_KEY = {
+    ConcreteArray: lambda leaf: (leaf.value.shape, leaf.value.dtype, leaf.weak_type),
+    np.ndarray: lambda leaf: (leaf.shape, leaf.dtype, False),
+}
+"""Cache-key parts of the leaf types the hot path takes (as `_key` computes them)."""
 
 
 def _key(leaf) -> tuple:

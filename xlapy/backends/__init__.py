@@ -3,6 +3,8 @@ themselves when their code is present and usable on this machine."""
 
 from __future__ import annotations
 
+import os
+
 from xlapy.backends.base import Backend, Executable
 from xlapy.errors import CompileError
 
@@ -17,6 +19,13 @@ def _register_builtin() -> None:
     from xlapy.backends.interpreter import InterpreterBackend
 
     register_backend("interpreter", InterpreterBackend)
+    try:
+        import llvmlite  # noqa: F401
+    except ImportError:  # the CPU backend needs LLVM; without it the interpreter serves
+        return
+    from xlapy.backends.cpu import CpuBackend
+
+    register_backend("cpu", CpuBackend)
 
 
 _register_builtin()
@@ -28,7 +37,11 @@ def available_backends() -> list[str]:
 
 
 def default_backend() -> str:
-    """`cpu` once it exists, else the interpreter."""
+    """`$XLAPY_DEFAULT_BACKEND` when set, else `cpu` where LLVM is available, else
+    the interpreter."""
+    chosen = os.environ.get("XLAPY_DEFAULT_BACKEND")
+    if chosen:
+        return chosen
     for name in ("cpu", "interpreter"):
         if name in _FACTORIES:
             return name

@@ -29,6 +29,11 @@ class Executable(abc.ABC):
     def execute(self, *arrays) -> list:
         ...
 
+    def run(self, args: list) -> list:
+        """Execute on arguments already of the parameters' exact shapes and dtypes
+        (what `jit` has checked through its cache key); backends may skip checks."""
+        return self.execute(*args)
+
     def check_arguments(self, arrays: Sequence) -> list:
         """Arguments as NumPy values of the parameters' exact shapes and dtypes.
 

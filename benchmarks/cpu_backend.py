@@ -1,0 +1,208 @@
+"""The CPU backend's speed targets (issue 6), measured side by side in one run.
+
+Each workload runs NumPy op by op, JAX's `jit` (real XLA) where JAX is
+importable, and `xlapy.jit` on the CPU backend, after warm-up; the table
+shows medians and ratios. Run: `python benchmarks/cpu_backend.py [names]`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+import xlapy
+import xlapy.numpy as xnp
+
+try:  # optional peer
+    import jax
+    import jax.numpy as jnp
+except ImportError:  # pragma: no cover - depends on the machine
+    jax = jnp = None
+
+
+def median_seconds(fn, *args, repeat: int = 7, min_time: float = 0.05) -> float:
+    """Median seconds per call; each round runs enough calls to last `min_time`."""
+    fn(*args)
+    start = time.perf_counter()
+    fn(*args)
+    once = max(time.perf_counter() - start, 1e-7)
+    number = max(1, int(min_time / once))
+    rounds = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn(*args)
+        rounds.append((time.perf_counter() - start) / number)
+    return float(np.median(rounds))
+
+
+def _jax(fn):
+    if jax is None:
+        return None
+    jitted = jax.jit(fn)
+
+    def run(*args):
+        return jitted(*args).block_until_ready()
+    return run
+
+
+def report(title: str, rows: list[tuple[str, float | None]], note: str = "") -> None:
+    base = rows[0][1]
+    print(f"\n{title}" + (f"  ({note})" if note else ""))
+    for name, seconds in rows:
+        if seconds is None:
+            print(f"  {name:<24} {'skipped (not installed)':>22}")
+            continue
+        print(f"  {name:<24} {seconds * 1e3:10.3f} ms   {base / seconds:6.2f}x NumPy")
+
+
+# -- workloads ---------------------------------------------------------------------------
+def sum_xyz():
+    rng = np.random.default_rng(0)
+    x, y, z = (rng.standard_normal(1 << 24).astype(np.float32) for _ in range(3))
+    numpy = median_seconds(lambda a, b, c: np.sum(a + b * c), x, y, z)
+    jx = _jax(lambda a, b, c: jnp.sum(a + b * c))
+    xj = xlapy.jit(lambda a, b, c: xnp.sum(a + b * c))
+    report("sum(x + y * z), N = 2^24 f32 (target: >= 4x NumPy, >= JAX)", [
+        ("NumPy op by op", numpy),
+        ("JAX jit", median_seconds(jx, x, y, z) if jx else None),
+        ("xlapy jit (cpu)", median_seconds(xj, x, y, z))])
+
+
+def _softmax(np_like):
+    def f(x):
+        m = np_like.max(x, axis=1, keepdims=True)
+        e = np_like.exp(x - m)
+        return e / np_like.sum(e, axis=1, keepdims=True)
+    return f
+
+
+def _layernorm(np_like):
+    def f(x):
+        m = np_like.mean(x, axis=1, keepdims=True)
+        v = np_like.mean((x - m) * (x - m), axis=1, keepdims=True)
+        return (x - m) / np_like.sqrt(v + 1e-5)
+    return f
+
+
+def softmax_layernorm():
+    rng = np.random.default_rng(0)
+    for name, make, shape in (("row softmax 4096x1000 f32", _softmax, (4096, 1000)),
+                              ("layernorm 8192x1024 f32", _layernorm, (8192, 1024))):
+        x = rng.standard_normal(shape).astype(np.float32)
+        jx = _jax(make(jnp)) if jax else None
+        report(name + " (target: >= JAX)", [
+            ("NumPy op by op", median_seconds(make(np), x)),
+            ("JAX jit", median_seconds(jx, x) if jx else None),
+            ("xlapy jit (cpu)", median_seconds(xlapy.jit(make(xnp)), x))])
+
+
+def _chain(np_like, erf):
+    def f(x):
+        t = np_like.tanh(x)
+        s = 1 / (1 + np_like.exp(-t))
+        return 0.5 * s * (1 + erf(s * 0.7071067811865476))
+    return f
+
+
+def elementwise_chain():
+    """tanh -> sigmoid -> GELU (erf), against this machine's copy bandwidth."""
+    from scipy.special import erf as np_erf
+
+    n = 1 << 24
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    out = np.empty_like(x)
+    copy = median_seconds(np.copyto, out, x)
+    bandwidth = 2 * x.nbytes / copy
+    xj = xlapy.jit(_chain(xnp, xlapy.lax.erf))
+    ours = median_seconds(xj, x)
+    jx = _jax(_chain(jnp, jax.scipy.special.erf)) if jax else None
+    report("elementwise chain tanh/sigmoid/GELU(erf), 2^24 f32", [
+        ("NumPy op by op", median_seconds(_chain(np, np_erf), x)),
+        ("JAX jit", median_seconds(jx, x) if jx else None),
+        ("xlapy jit (cpu)", ours)])
+    print(f"  copy bandwidth {bandwidth / 1e9:.1f} GB/s; the chain moves "
+          f"{2 * x.nbytes / ours / 1e9:.1f} GB/s = {2 * x.nbytes / ours / bandwidth:.0%} of it "
+          "(target: >= 85%)")
+
+
+def dot():
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((1024, 1024)).astype(np.float32) for _ in range(2))
+    numpy = median_seconds(np.dot, a, b)
+    xj = xlapy.jit(lambda p, q: p @ q)
+    ours = median_seconds(xj, a, b)
+    jx = _jax(lambda p, q: p @ q)
+    report("dot 1024^3 f32 (target: LLVM kernel >= 70% of NumPy's BLAS)", [
+        ("NumPy (BLAS)", numpy), ("JAX jit", median_seconds(jx, a, b) if jx else None),
+        ("xlapy jit (cpu)", ours)],
+        note=f"xlapy {2 * 1024 ** 3 / ours / 1e9:.0f} GFLOP/s")
+
+
+def dispatch():
+    x = np.ones(4, np.float32)
+
+    def f(a):
+        return a * 2 + 1
+    numpy = median_seconds(f, x)
+    xj = xlapy.jit(f)
+    jx = _jax(f)
+    rows = [("NumPy op by op", numpy), ("JAX jit", median_seconds(jx, x) if jx else None),
+            ("xlapy jit (cpu)", median_seconds(xj, x))]
+    print("\ndispatch: f(x) = x * 2 + 1 on f32[4] (target: xlapy <= 5 us per call)")
+    for name, seconds in rows:
+        print(f"  {name:<24} " + (f"{seconds * 1e6:8.2f} us" if seconds is not None
+                                  else "skipped (not installed)"))
+
+
+def mnist():
+    """The seeds' softmax regression: 1000 SGD steps of batch 100, lr 0.5."""
+    rng = np.random.default_rng(0)
+    images = rng.random((1000, 100, 784), dtype=np.float32)
+    labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, (1000, 100))]
+
+    def step(np_like, w, b, x, y):
+        logits = x @ w + b
+        m = np_like.max(logits, axis=1, keepdims=True)
+        e = np_like.exp(logits - m)
+        p = e / np_like.sum(e, axis=1, keepdims=True)
+        g = (p - y) / x.shape[0]
+        return w - 0.5 * (x.T @ g), b - 0.5 * np_like.sum(g, axis=0)
+
+    def train(step_fn):
+        w, b = np.zeros((784, 10), np.float32), np.zeros(10, np.float32)
+        for i in range(1000):
+            w, b = step_fn(w, b, images[i], labels[i])
+        return w
+
+    def timed(step_fn):
+        train(step_fn)
+        start = time.perf_counter()
+        train(step_fn)
+        return time.perf_counter() - start
+
+    xj = xlapy.jit(lambda w, b, x, y: step(xnp, w, b, x, y))
+    rows = [("NumPy hand-written", timed(lambda *a: step(np, *a))),
+            ("JAX jit", timed(jax.jit(lambda *a: step(jnp, *a))) if jax else None),
+            ("xlapy jit (cpu)", timed(xj))]
+    print("\nMNIST softmax regression, 1000 SGD steps of batch 100 "
+          "(target: xlapy faster than JAX and NumPy)")
+    for name, seconds in rows:
+        print(f"  {name:<24} " + (f"{seconds:8.3f} s  {rows[0][1] / seconds:6.2f}x NumPy"
+                                  if seconds is not None else "skipped (not installed)"))
+
+
+WORKLOADS = {"sum": sum_xyz, "softmax_layernorm": softmax_layernorm,
+             "chain": elementwise_chain, "dot": dot, "dispatch": dispatch, "mnist": mnist}
+
+
+def main(names: list[str]) -> None:
+    print(f"xlapy CPU backend benchmarks; JAX {'%s' % jax.__version__ if jax else 'absent'}")
+    for name in names or WORKLOADS:
+        WORKLOADS[name]()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

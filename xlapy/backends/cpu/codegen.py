@@ -1,0 +1,324 @@
+"""Whole-module code generation: one LLVM module, one entry point.
+
+`void xlapy_entry(i8** allocations, void (*fallback)(i64, i8**))` runs the
+whole HLO module: `allocations[k]` is the base address of buffer-assignment
+allocation k (parameters, outputs, the temporary arena; constants are
+globals of the object itself). Instructions run in schedule order; each
+kernel is an internal function taking its buffers as `noalias` pointers
+(where buffer assignment proves they do not overlap) plus an outer-loop
+range, so large kernels are split between threads with `parallel_for`.
+Control flow (`while`, `conditional`, `call`) is emitted inline as branches
+around the kernels of the called computations.
+
+An instruction no native emitter handles (an op outside the issue's list,
+such as `fft`) calls `fallback(k, allocations)` once per execution: the
+Python side evaluates instruction k with the interpreter on the buffers in
+place. `Codegen.fallbacks` lists them; ahead-of-time compilation refuses
+modules that have any.
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from xlapy.analysis.buffer_assignment import BufferAssignment, Slice
+from xlapy.backends.cpu import ir_types as T
+from xlapy.backends.cpu import parallel
+from xlapy.backends.cpu.generator import Generator
+from xlapy.backends.cpu.ir_array import IrArray
+from xlapy.backends.cpu.llvm_target import new_module
+from xlapy.backends.cpu.loop_kernel import (
+    emit_nest,
+    kernel_function,
+    outer_extent,
+    task_wrapper,
+)
+from xlapy.backends.cpu.options import CpuOptions
+from xlapy.backends.cpu.scope import Scope
+from xlapy.errors import CompileError
+from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
+from xlapy.hlo.opcode import ELEMENTWISE
+from xlapy.hlo.opcode import Opcode as Op
+
+ENTRY = "xlapy_entry"
+FALLBACK_TYPE = ir.FunctionType(ir.VoidType(), [T.I64, T.I8P.as_pointer()])
+
+_NO_CODE = frozenset({Op.PARAMETER, Op.CONSTANT, Op.GET_TUPLE_ELEMENT, Op.TUPLE,
+                      Op.AFTER_ALL, Op.ADD_DEPENDENCY, Op.OPTIMIZATION_BARRIER, Op.DOMAIN,
+                      Op.PARTITION_ID, Op.REPLICA_ID})
+
+LOOP_OPS = frozenset(ELEMENTWISE | {
+    Op.BROADCAST, Op.TRANSPOSE, Op.RESHAPE, Op.SLICE, Op.PAD, Op.CONCATENATE, Op.REVERSE,
+    Op.IOTA, Op.DYNAMIC_SLICE, Op.DYNAMIC_UPDATE_SLICE, Op.COPY, Op.REDUCE, Op.DOT,
+    Op.BITCAST})
+"""Ops compiled as a loop kernel over their output, by their element generator."""
+
+
+class Codegen:
+    def __init__(self, module: HloModule, assignment: BufferAssignment, options: CpuOptions,
+                 name: str = "xlapy_module"):
+        import xlapy.backends.cpu.dot_generator  # noqa: F401  (registers generators)
+        import xlapy.backends.cpu.reduce_generator  # noqa: F401
+
+        self.hlo = module
+        self.assignment = assignment
+        self.options = options
+        self.llmod = new_module(name)
+        self.fallbacks: list[HloInstruction] = []
+        self._constants: dict[int, ir.GlobalVariable] = {}
+        self._fused_constants: dict[int, ir.GlobalVariable] = {}
+        self._kernels = 0
+        fn_type = ir.FunctionType(ir.VoidType(), [T.I8P.as_pointer(), FALLBACK_TYPE.as_pointer()])
+        self.entry = ir.Function(self.llmod, fn_type, ENTRY)
+        self.table, self.fallback = self.entry.args
+        self.b = ir.IRBuilder(self.entry.append_basic_block("entry"))
+        self._bases: dict[int, ir.Value] = {}
+
+    # -- public -------------------------------------------------------------------------
+    def emit(self) -> ir.Module:
+        for alloc in self.assignment.allocations:
+            self._bases[alloc.index] = self._base(alloc)
+        self.emit_computation(self.hlo.entry_computation)
+        self._donation_copies()
+        self.b.ret_void()
+        return self.llmod
+
+    # -- memory -------------------------------------------------------------------------
+    def _base(self, alloc) -> ir.Value:
+        if alloc.kind == "constant":
+            instruction = alloc.values[0].buffer.instruction
+            return self.b.bitcast(self._constant_global(alloc.index, instruction, alloc.size),
+                                  T.I8P)
+        return self.b.load(self.b.gep(self.table, [ir.Constant(T.I32, alloc.index)]),
+                           name=f"alloc{alloc.index}")
+
+    def _constant_global(self, key, instruction: HloInstruction, size: int):
+        from xlapy.backends.cpu.constants import literal_bytes
+
+        data = literal_bytes(instruction.literal, instruction.shape)
+        data = data + bytes(max(0, size - len(data)))
+        t = ir.ArrayType(T.I8, max(len(data), 1))
+        g = ir.GlobalVariable(self.llmod, t, f"xlapy_const_{len(self.llmod.globals)}")
+        g.global_constant = True
+        g.linkage = "internal"
+        g.align = 64
+        g.initializer = ir.Constant(t, bytearray(data or b"\0"))
+        return g
+
+    def constant_array(self, instruction: HloInstruction, b: ir.IRBuilder) -> IrArray:
+        """A constant inside a fused computation, as a global array."""
+        g = self._fused_constants.get(id(instruction))
+        if g is None:
+            g = self._constant_global(None, instruction, 0)
+            self._fused_constants[id(instruction)] = g
+        return IrArray(b, b.bitcast(g, T.I8P), instruction.shape)
+
+    def scratch(self, size: int) -> Slice:
+        """Stack memory of the entry function, as a pseudo-slice for `call_kernel`."""
+        key = -1 - len([k for k in self._bases if k < 0])
+        with self.b.goto_entry_block():
+            self.b.position_at_start(self.entry.entry_basic_block)
+            slot = self.b.alloca(ir.ArrayType(T.I8, max(size, 1)))
+            slot.align = 64
+            self._bases[key] = self.b.bitcast(slot, T.I8P)
+        return Slice(key, 0, size)
+
+    def kernel_context(self, b: ir.IRBuilder):
+        return _KernelContext(self, b)
+
+    def slice_of(self, instruction: HloInstruction, index=()) -> Slice:
+        s = self.assignment.slice_of(instruction, index)
+        if s is None:
+            raise CompileError(f"{instruction.name}: no buffer for output {index}")
+        return s
+
+    def pointer(self, instruction: HloInstruction, index=(), b: ir.IRBuilder | None = None):
+        s = self.slice_of(instruction, index)
+        return self._slice_pointer(s, b or self.b)
+
+    def _slice_pointer(self, s: Slice, b: ir.IRBuilder):
+        base = self._bases[s.allocation]
+        return base if s.offset == 0 else b.gep(base, [ir.Constant(T.I64, s.offset)])
+
+    # -- computations -------------------------------------------------------------------
+    def emit_computation(self, computation: HloComputation) -> None:
+        from xlapy.backends.cpu.control_flow import emit_control_flow
+
+        for instruction in computation.instructions:
+            op = instruction.opcode
+            if op in _NO_CODE:
+                continue
+            if op in (Op.WHILE, Op.CONDITIONAL, Op.CALL):
+                emit_control_flow(self, instruction)
+                continue
+            if op in (Op.BITCAST, Op.RESHAPE, Op.COPY) and self._aliases_operand(instruction):
+                continue
+            self.emit_instruction(instruction)
+
+    def _aliases_operand(self, instruction) -> bool:
+        if instruction.shape.is_tuple:
+            return False
+        return self.slice_of(instruction) == self.assignment.slice_of(instruction.operands[0])
+
+    def emit_instruction(self, instruction: HloInstruction) -> None:
+        from xlapy.backends.cpu.special_kernels import emit_special
+
+        before = set(self.llmod.globals)
+        try:
+            if emit_special(self, instruction):
+                return
+            if instruction.opcode is Op.FUSION or instruction.opcode in LOOP_OPS:
+                self.emit_loop_kernel(instruction)
+                return
+        except CompileError:
+            if self.options.strict:
+                raise
+            for name in set(self.llmod.globals) - before:   # half-built kernels
+                del self.llmod.globals[name]
+        self.emit_fallback(instruction)
+
+    def emit_fallback(self, instruction: HloInstruction) -> None:
+        number = len(self.fallbacks)
+        self.fallbacks.append(instruction)
+        self.b.call(self.fallback, [ir.Constant(T.I64, number), self.table])
+
+    # -- loop kernels -------------------------------------------------------------------
+    def kernel_operands(self, instruction: HloInstruction):
+        """(operand instruction, its buffer slice) for the array operands of a kernel."""
+        result = []
+        for operand in instruction.operands:
+            if operand.shape.is_tuple or operand.shape.is_token:
+                raise CompileError(f"{instruction.name}: tuple operand")
+            result.append((operand, self.slice_of(operand)))
+        return result
+
+    def output_leaves(self, instruction: HloInstruction):
+        if instruction.shape.is_tuple:
+            return [(index, shape, self.slice_of(instruction, index))
+                    for index, shape in instruction.shape.leaves()]
+        return [((), instruction.shape, self.slice_of(instruction))]
+
+    def emit_loop_kernel(self, instruction: HloInstruction) -> None:
+        """A loop nest over the output(s), values from the element generator."""
+        from xlapy.backends.cpu.parallel_reduce import emit_parallel_reduction
+
+        if emit_parallel_reduction(self, instruction):
+            return
+        operands = self.kernel_operands(instruction)
+        outputs = self.output_leaves(instruction)
+        slices = [s for _, s in operands] + [s for _, _, s in outputs]
+        name = f"k{self._kernels}_{_symbol(instruction.name)}"
+        self._kernels += 1
+        fn, b, pointers, begin, end = kernel_function(self.llmod, name, len(slices),
+                                                      noalias=_disjoint(slices, len(operands)))
+        scope = Scope(b)
+        arrays = {}
+        if instruction.opcode is Op.FUSION:
+            computation = instruction.attr("calls")
+            params = computation.parameters
+            for p, ptr in zip(params, pointers):
+                arrays[p] = IrArray(b, ptr, p.shape)
+            root = computation.root_instruction
+            roots = list(root.operands) if root.opcode is Op.TUPLE else [root]
+        else:
+            for (operand, _), ptr in zip(operands, pointers):
+                arrays[operand] = IrArray(b, ptr, operand.shape)
+            roots = [instruction]
+        g = Generator(_KernelContext(self, b), scope, arrays)
+        out_arrays = [IrArray(b, ptr, shape) for (_, shape, _), ptr in
+                      zip(outputs, pointers[len(operands):])]
+        extents = {outer_extent(a.shape) for a in out_arrays}
+        splittable = len(extents) == 1 and all(a.shape.rank > 0 for a in out_arrays)
+        for root, out in zip(roots, out_arrays):
+            if splittable:
+                emit_nest(g, root, out, begin, end)
+            else:   # outputs of different extents: one call does everything
+                emit_nest(g, root, out, ir.Constant(T.I64, 0),
+                          ir.Constant(T.I64, outer_extent(out.shape)))
+        b.ret_void()
+        n = outer_extent(out_arrays[0].shape) if splittable else 1
+        work = sum(a.shape.element_count for a in out_arrays) * _work_per_element(instruction)
+        self.call_kernel(fn, slices, n, work)
+
+    def call_kernel(self, fn: ir.Function, slices: list[Slice], n: int, work: int,
+                    threads: int | None = None) -> None:
+        pointers = [self._slice_pointer(s, self.b) for s in slices]
+        if threads is None:
+            threads = parallel.worth_parallelising(work, self.options.threads)
+        threads = min(threads, n)
+        if threads <= 1:
+            self.b.call(fn, [*pointers, ir.Constant(T.I64, 0), ir.Constant(T.I64, n)])
+            return
+        task = task_wrapper(self.llmod, fn, len(pointers))
+        with self.b.goto_entry_block():
+            self.b.position_at_start(self.entry.entry_basic_block)
+            ctx = self.b.alloca(T.I8P, size=ir.Constant(T.I32, max(len(pointers), 1)))
+        for i, p in enumerate(pointers):
+            self.b.store(p, self.b.gep(ctx, [ir.Constant(T.I32, i)]))
+        self.b.call(parallel.parallel_for(self.llmod),
+                    [task, self.b.bitcast(ctx, T.I8P), ir.Constant(T.I64, n),
+                     ir.Constant(T.I64, threads)])
+
+    # -- end of the module ---------------------------------------------------------------
+    def _donation_copies(self) -> None:
+        from xlapy.backends.cpu.control_flow import memcpy
+
+        entry = self.hlo.entry_computation
+        for donation in self.assignment.donations:
+            if donation.how != "copy":
+                continue
+            alias = donation.alias
+            source = self.slice_of(entry.root_instruction, tuple(alias.output_index))
+            param = entry.parameter(alias.parameter_number)
+            target = self.slice_of(param, tuple(alias.parameter_index))
+            memcpy(self.b, self._slice_pointer(target, self.b),
+                   self._slice_pointer(source, self.b), source.size)
+
+
+class _KernelContext:
+    """What generators ask the module for (constants), bound to one kernel's builder."""
+
+    def __init__(self, codegen: Codegen, b: ir.IRBuilder):
+        self.codegen = codegen
+        self.b = b
+        self.options = codegen.options
+
+    def constant_array(self, instruction):
+        with self.b.goto_entry_block():
+            return self.codegen.constant_array(instruction, self.b)
+
+
+def _disjoint(slices: list[Slice], n_inputs: int) -> bool:
+    """Whether no written slice overlaps another slice (inputs may share)."""
+    for i, s in enumerate(slices):
+        for j, t in enumerate(slices):
+            if j <= i or (i < n_inputs and j < n_inputs):
+                continue
+            if s.allocation == t.allocation and s.offset < t.offset + t.size and \
+                    t.offset < s.offset + s.size:
+                return False
+    return True
+
+
+def _work_per_element(instruction: HloInstruction) -> int:
+    """Rough element operations per output element, for the parallel cost model."""
+    if instruction.opcode is Op.FUSION:
+        computation = instruction.attr("calls")
+        count = 0
+        for inner in computation.instructions:
+            if inner.opcode in (Op.REDUCE, Op.DOT):
+                count += max(1, inner.operands[0].shape.element_count //
+                             max(1, inner.shape.element_count if not inner.shape.is_tuple
+                                 else 1))
+            elif inner.opcode is not Op.PARAMETER:
+                count += 1
+        return max(count, 1)
+    if instruction.opcode in (Op.REDUCE, Op.DOT):
+        return max(1, instruction.operands[0].shape.element_count //
+                   max(1, instruction.shape.element_count if not instruction.shape.is_tuple
+                       else 1))
+    return 1
+
+
+def _symbol(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "_." else "_" for c in name)

@@ -1,0 +1,404 @@
+"""The on-disk cache of compiled CPU objects, shared by processes and runs.
+
+An entry is one file `<key>.xlo`: a header (magic, format version, payload
+length, SHA-256 of the payload) then the payload, an object file's bytes.
+A file that does not check out is a miss: it is deleted and a warning names
+it, so a torn or tampered entry can cost a recompilation but never a wrong
+program. Writers put each entry in a temporary file of their own in the same
+directory and `os.replace` it into place, so concurrent writers of one key
+(threads or processes) never mix their bytes and readers never see half an
+entry: the last replace wins. The cache is an optimisation, so nothing here
+fails a compilation: a read-only or full disk warns once and the compiler
+goes on. The total size is kept near a cap by evicting the least recently
+used entries (mtime, touched on every hit).
+
+    cache = default_cache()                       # None when the flag says 'off'
+    key = cache_key(module_fingerprint(module), options.key(), target)
+    blob = cache.get(key)                         # bytes, or None
+    cache.put(key, compile_to_object(llvm_module))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import re
+import struct
+import tempfile
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from xlapy.backends.cpu import options as _options  # noqa: F401  declares xlapy_cpu_cache_dir
+from xlapy.flags import DebugOptions, debug_options
+from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
+from xlapy.hlo.opcode import Opcode
+from xlapy.hlo.printer import module_to_text
+
+__all__ = ["CacheStats", "DiskCache", "cache_directory", "cache_key", "decode_entry",
+           "default_cache", "encode_entry", "module_fingerprint"]
+
+FORMAT_VERSION = 1
+"""Bump when the entry layout or the meaning of a payload changes."""
+MAGIC = b"XLAPYOBJ"
+_HEADER = struct.Struct("<8sIIQ32s")
+"""magic, format version, reserved (0), payload length, SHA-256 of the payload."""
+HEADER_SIZE = _HEADER.size
+DEFAULT_MAX_BYTES = 1 << 30
+ENTRY_SUFFIX = ".xlo"
+_TEMP_SUFFIX = ".tmp"
+_STALE_TEMP_SECONDS = 3600.0
+"""A temporary file this old belongs to a writer that died; eviction removes it."""
+_LOW_WATER = 0.9
+"""Eviction goes down to this fraction of the cap, so it does not run on every put."""
+_RESCAN_EVERY = 64
+"""Puts between directory scans: other processes' writes are seen at least this often."""
+_KEY = re.compile(r"[0-9a-f]{16,128}")
+
+
+# -- entry format -------------------------------------------------------------------------
+def encode_entry(payload: bytes) -> bytes:
+    """Header + payload, as stored on disk."""
+    digest = hashlib.sha256(payload).digest()
+    return _HEADER.pack(MAGIC, FORMAT_VERSION, 0, len(payload), digest) + payload
+
+
+def decode_entry(data: bytes) -> tuple[bytes | None, str]:
+    """(payload, '') when `data` checks out, else (None, what is wrong with it)."""
+    if len(data) < HEADER_SIZE:
+        return None, f"{len(data)} bytes, shorter than the {HEADER_SIZE}-byte header"
+    magic, version, _, length, digest = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        return None, f"bad magic {magic!r}"
+    if version != FORMAT_VERSION:
+        return None, f"format version {version}, expected {FORMAT_VERSION}"
+    payload = data[HEADER_SIZE:]
+    if len(payload) != length:
+        return None, f"header says {length} payload bytes, the file has {len(payload)}"
+    if hashlib.sha256(payload).digest() != digest:
+        return None, "payload does not match its SHA-256"
+    return payload, ""
+
+
+# -- the cache ------------------------------------------------------------------------------
+@dataclass
+class CacheStats:
+    """What one DiskCache object saw; `misses` counts corrupt entries too."""
+
+    hits: int = 0
+    misses: int = 0
+    corrupt: int = 0
+    writes: int = 0
+    write_errors: int = 0
+    evicted: int = 0
+
+
+class DiskCache:
+    """Compiled objects in one directory (made on the first put), keyed by `cache_key`.
+
+    Safe for threads and for processes sharing the directory. Never raises on
+    disk errors; a bad key (not a lowercase hex digest) is a ValueError, since
+    that is a bug in the caller and must not reach the file system.
+    """
+
+    def __init__(self, directory: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES):
+        self.directory = Path(directory)
+        self.max_bytes = max_bytes
+        self.stats = CacheStats()
+        self._lock = threading.Lock()
+        self._estimate: int | None = None  # bytes in the directory, as this object believes
+        self._puts_since_scan = 0
+        self._warned_write = False
+
+    def __repr__(self) -> str:
+        return f"DiskCache({str(self.directory)!r}, max_bytes={self.max_bytes})"
+
+    def path(self, key: str) -> Path:
+        if not _KEY.fullmatch(key):
+            raise ValueError(f"cache key must be a lowercase hex digest, got {key!r}")
+        return self.directory / (key + ENTRY_SUFFIX)
+
+    def get(self, key: str) -> bytes | None:
+        """The payload stored under `key`, or None (absent, or corrupt: then removed)."""
+        path = self.path(key)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+                identity = os.fstat(f.fileno())
+        except (FileNotFoundError, NotADirectoryError):
+            self.stats.misses += 1
+            return None
+        except OSError as e:
+            return self._reject(path, None, f"unreadable ({e.strerror or e})")
+        payload, problem = decode_entry(data)
+        if payload is None:
+            return self._reject(path, identity, problem)
+        with contextlib.suppress(OSError):
+            os.utime(path)  # most recently used: evicted last
+        self.stats.hits += 1
+        return payload
+
+    def put(self, key: str, payload: bytes) -> bool:
+        """Store `payload` under `key`; False (after one warning per cache) if the disk
+        refused. An entry bigger than the whole cap is not stored."""
+        path = self.path(key)
+        data = encode_entry(bytes(payload))
+        if len(data) > self.max_bytes:
+            return False
+        try:
+            _write_atomically(path, data)
+        except OSError as e:
+            self._write_failed(path, e)
+            return False
+        self.stats.writes += 1
+        self._account(len(data), keep=path)
+        return True
+
+    def clear(self) -> int:
+        """Delete every entry and temporary file of this cache (other files are left
+        alone); the number of entries deleted."""
+        removed = 0
+        with self._lock:
+            for entry in _scan(self.directory):
+                if _remove(Path(entry.path)) and entry.name.endswith(ENTRY_SUFFIX):
+                    removed += 1
+            self._estimate = 0
+        return removed
+
+    def size_bytes(self) -> int:
+        """Bytes the entries take now (a directory scan)."""
+        return sum(size for _, size, _ in _entries(self.directory))
+
+    # -- internals ------------------------------------------------------------------------
+    def _reject(self, path: Path, identity: os.stat_result | None, problem: str) -> None:
+        """Count, warn about and delete a bad entry; the miss it stands for."""
+        self.stats.corrupt += 1
+        self.stats.misses += 1
+        warnings.warn(f"xlapy: dropping corrupt CPU cache entry {path}: {problem}",
+                      RuntimeWarning, stacklevel=3)
+        with contextlib.suppress(OSError):
+            # Only the file we read: a writer may have replaced it with a good one since.
+            now = os.stat(path)
+            if identity is None or (now.st_ino, now.st_dev) == (identity.st_ino,
+                                                                identity.st_dev):
+                os.unlink(path)
+        return None
+
+    def _write_failed(self, path: Path, error: OSError) -> None:
+        self.stats.write_errors += 1
+        if self._warned_write:
+            return
+        self._warned_write = True
+        warnings.warn(f"xlapy: cannot write the CPU cache entry {path} "
+                      f"({error.strerror or error}); compiled code will not be cached there",
+                      RuntimeWarning, stacklevel=3)
+
+    def _account(self, added: int, keep: Path) -> None:
+        """Track the directory's size and evict when it passes the cap (best effort)."""
+        with self._lock:
+            if self._estimate is None or self._puts_since_scan >= _RESCAN_EVERY:
+                self._estimate = self.size_bytes()
+                self._puts_since_scan = 0
+            else:
+                self._estimate += added
+            self._puts_since_scan += 1
+            if self._estimate > self.max_bytes:
+                self._estimate = self._evict(keep)
+                self._puts_since_scan = 0
+
+    def _evict(self, keep: Path) -> int:
+        """Delete the least recently used entries down to the low-water mark, and stale
+        temporary files; the bytes left."""
+        _remove_stale_temps(self.directory)
+        entries = sorted(_entries(self.directory), key=lambda e: e[2])
+        total = sum(size for _, size, _ in entries)
+        target = int(self.max_bytes * _LOW_WATER)
+        for path, size, _ in entries:
+            if total <= target:
+                break
+            if path == keep:
+                continue
+            _remove(path)
+            total -= size  # gone, or taken by another process's eviction
+            self.stats.evicted += 1
+        return total
+
+
+# -- file-system helpers (each best effort where the cache must not fail) ---------------
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write into a fresh temporary file beside `path`, then rename it over `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix="." + path.stem[:16] + "-",
+                                suffix=_TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        _remove(Path(temp))
+        raise
+
+
+def _scan(directory: Path) -> list[os.DirEntry]:
+    """This cache's files in `directory` (entries and temporaries); [] if unreadable."""
+    try:
+        with os.scandir(directory) as it:
+            return [e for e in it if e.name.endswith((ENTRY_SUFFIX, _TEMP_SUFFIX))
+                    and e.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _entries(directory: Path) -> list[tuple[Path, int, float]]:
+    """(path, size, mtime) of each entry."""
+    result = []
+    for entry in _scan(directory):
+        if not entry.name.endswith(ENTRY_SUFFIX):
+            continue
+        with contextlib.suppress(OSError):
+            stat = entry.stat(follow_symlinks=False)
+            result.append((Path(entry.path), stat.st_size, stat.st_mtime))
+    return result
+
+
+def _remove_stale_temps(directory: Path) -> None:
+    limit = time.time() - _STALE_TEMP_SECONDS
+    for entry in _scan(directory):
+        if entry.name.endswith(_TEMP_SUFFIX):
+            with contextlib.suppress(OSError):
+                if entry.stat(follow_symlinks=False).st_mtime < limit:
+                    os.unlink(entry.path)
+
+
+def _remove(path: Path) -> bool:
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
+
+
+# -- where the cache lives ------------------------------------------------------------------
+def cache_directory(setting: str, environ: dict[str, str] | None = None) -> Path | None:
+    """The directory the flag `xlapy_cpu_cache_dir` names; None when caching is off.
+
+    '' means $XLAPY_CACHE_DIR if set, else $XDG_CACHE_HOME/xlapy (an absolute
+    $XDG_CACHE_HOME only, as the XDG spec says), else ~/.cache/xlapy. 'off', in
+    the flag or in $XLAPY_CACHE_DIR, disables the cache.
+    """
+    environ = os.environ if environ is None else environ
+    chosen = setting or environ.get("XLAPY_CACHE_DIR", "")
+    if chosen.lower() == "off":
+        return None
+    if chosen:
+        return Path(chosen).expanduser()
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "xlapy"
+
+
+def default_cache(flags: DebugOptions | None = None) -> DiskCache | None:
+    """The cache the flags choose (one object per directory, so its stats add up)."""
+    flags = flags if flags is not None else debug_options()
+    directory = cache_directory(flags.xlapy_cpu_cache_dir)
+    return None if directory is None else _cache_at(str(directory))
+
+
+@functools.cache
+def _cache_at(directory: str) -> DiskCache:
+    return DiskCache(directory)
+
+
+# -- keys -----------------------------------------------------------------------------------
+def cache_key(fingerprint: str, options_key: str, target: str) -> str:
+    """The SHA-256 hex digest naming one compiled object. Its components:
+
+    - "xlapy-cpu-object" and FORMAT_VERSION: what the payload is and its layout;
+    - xlapy's version, and a digest of xlapy's own Python sources: the code
+      generator changes between commits without a version bump;
+    - llvmlite's version and the LLVM version it was built with;
+    - `fingerprint`: the program (`module_fingerprint`);
+    - `options_key`: the flags compilation depends on (`CpuOptions.key()`);
+    - `target`: triple, CPU name and features the object was compiled for.
+    """
+    import llvmlite
+    import llvmlite.binding as llvm
+
+    import xlapy
+
+    parts = ["xlapy-cpu-object", FORMAT_VERSION, xlapy.__version__, _source_digest(),
+             llvmlite.__version__, ".".join(map(str, llvm.llvm_version_info)),
+             fingerprint, options_key, target]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+@functools.cache
+def _source_digest() -> str:
+    """SHA-256 over xlapy's .py files (paths and contents); a few ms, once a process."""
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def module_fingerprint(module: HloModule) -> str:
+    """SHA-256 of the module's HLO text without what does not change the code.
+
+    Left out: the module's name, every `metadata={...}` (op names, source
+    lines) and the stack-frame tables. Kept deliberately: instruction and
+    computation names (the backend may name symbols and buffers after them,
+    and one trace always names the same way: a spurious miss is cheap, a
+    wrong hit is not), layouts, every other attribute and header attribute.
+    Constants enter as a digest of their bytes, exact to the bit and cheap
+    for big arrays. The caller must not bake the module name into the object.
+    """
+    return hashlib.sha256(module_to_text(_code_only(module)).encode()).hexdigest()
+
+
+def _code_only(module: HloModule) -> HloModule:
+    """A shallow copy for printing: canonical name, no metadata, constants as digests.
+
+    The copies' operands and called computations still point at the original's
+    objects; the printer reads only their names and shapes.
+    """
+    copy = HloModule("m")
+    copy.attributes = dict(module.attributes)
+    for computation in module.computations:
+        stripped = HloComputation(computation.name,
+                                  execution_thread=computation.execution_thread)
+        clones = {id(i): stripped.add_instruction(_strip(i)) for i in computation.instructions}
+        stripped.root_instruction = clones.get(id(computation.root_instruction))
+        copy.add_computation(stripped, entry=computation is module.entry_computation)
+    return copy
+
+
+def _strip(instruction: HloInstruction) -> HloInstruction:
+    attrs = {k: v for k, v in instruction.attrs.items() if k != "metadata"}
+    if instruction.opcode is Opcode.CONSTANT:
+        attrs["literal_sha256"] = _literal_digest(instruction.literal)
+    return HloInstruction(instruction.opcode, instruction.shape, instruction.operands, attrs,
+                          name=instruction.name, parameter_number=instruction.parameter_number)
+
+
+def _literal_digest(value) -> str:
+    digest = hashlib.sha256()
+    for part in value if isinstance(value, tuple) else (value,):
+        if part is None:  # an elided `{...}` the parser did not fill
+            digest.update(b"elided")
+            continue
+        if isinstance(part, tuple):
+            digest.update(_literal_digest(part).encode())
+            continue
+        array = np.ascontiguousarray(part)
+        digest.update(f"{array.dtype.str}{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()

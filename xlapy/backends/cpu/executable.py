@@ -1,0 +1,210 @@
+"""Running a compiled module: one foreign call per execution.
+
+The allocation table is a ctypes array made once; each call fills in the
+parameters' addresses and fresh output buffers, reuses the temporary arena
+(a second arena is made only when the executable is re-entered from
+another thread), calls `xlapy_entry`, and hands the output buffers back as
+NumPy arrays without copying. Parameters and results in a non-row-major
+layout are transposed to and from their physical order on the way.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+
+from xlapy.analysis.buffer_assignment import BufferAssignment
+from xlapy.backends.base import Executable
+from xlapy.backends.cpu.ir_array import minor_to_major
+from xlapy.errors import ExecutionError
+from xlapy.hlo.ir import HloModule
+from xlapy.hlo.shape import Shape
+
+_ENTRY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+_FALLBACK_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p)
+_ALIGN = 64
+
+
+def _aligned(nbytes: int) -> np.ndarray:
+    raw = np.empty(nbytes + _ALIGN, np.uint8)
+    start = (-raw.ctypes.data) % _ALIGN
+    return raw[start:start + nbytes]
+
+
+def _physical(shape: Shape) -> tuple[list[int], bool]:
+    """(axes taking logical to physical order, whether that is the identity)."""
+    axes = list(reversed(minor_to_major(shape)))
+    return axes, axes == list(range(shape.rank))
+
+
+class CpuExecutable(Executable):
+    def __init__(self, module: HloModule, assignment: BufferAssignment, loaded,
+                 fallbacks: list, backend: str = "cpu", compile_seconds: float = 0.0,
+                 from_cache: bool = False):
+        super().__init__(module, backend)
+        self.assignment = assignment
+        self.fallbacks = fallbacks
+        self.compile_seconds = compile_seconds
+        self.from_cache = from_cache
+        self._loaded = loaded
+        self._entry = _ENTRY_TYPE(loaded.address("xlapy_entry"))
+        self._fallback = _FALLBACK_TYPE(self._run_fallback)
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+        allocations = assignment.allocations
+        self._table_type = ctypes.c_void_p * max(len(allocations), 1)
+        self._table = self._table_type()
+        self._addresses = [0] * len(allocations)
+        entry = module.entry_computation
+        self._params = []   # (allocation index, parameter number, leaf index, shape)
+        self._outputs = []  # (allocation index, size)
+        self._temp = None
+        for alloc in allocations:
+            if alloc.kind == "parameter":
+                param = entry.parameter(alloc.parameter_number)
+                leaf = param.shape.subshape(alloc.parameter_index) if alloc.parameter_index \
+                    else param.shape
+                self._params.append((alloc.index, alloc.parameter_number,
+                                     tuple(alloc.parameter_index), leaf))
+            elif alloc.kind in ("output", "temp"):
+                if alloc.kind == "temp":
+                    self._temp = (alloc.index, alloc.size)
+                else:
+                    self._outputs.append((alloc.index, alloc.size))
+        self._arena = _aligned(self._temp[1]) if self._temp else None
+        if self._temp:
+            self._table[self._temp[0]] = self._arena.ctypes.data
+        self._results = self._result_plan(module, assignment)
+        self._simple_params = None
+        if all(not leaf and _physical(shape)[1] for _, _, leaf, shape in self._params):
+            self._simple_params = [(alloc, number) for alloc, number, _, _ in self._params]
+        self._single = self._single_output()
+
+    # -- planning ---------------------------------------------------------------------
+    def _result_plan(self, module, assignment):
+        root = module.entry_computation.root_instruction
+        leaves = root.shape.leaves() if root.shape.is_tuple else [((), root.shape)]
+        plan = []
+        for index, shape in leaves:
+            s = assignment.outputs.get(tuple(index))
+            if s is None:
+                plan.append((index, shape, None, None, 0))
+                continue
+            alloc = assignment.allocations[s.allocation]
+            plan.append((index, shape, alloc.kind, alloc.index, s.offset))
+        return plan
+
+    def _single_output(self):
+        """The one output allocation that is exactly one row-major result, or None."""
+        if len(self._results) != 1 or len(self._outputs) != 1:
+            return None
+        index, shape, kind, alloc, offset = self._results[0]
+        if kind != "output" or offset != 0 or not _physical(shape)[1]:
+            return None
+        return alloc, shape
+
+    # -- running ----------------------------------------------------------------------
+    def execute(self, *arrays) -> list:
+        return self.run(self.check_arguments(arrays))
+
+    def run(self, args: list) -> list:
+        """Execute on checked arguments (NumPy arrays of the right shapes/dtypes)."""
+        if not self._lock.acquire(blocking=False):
+            return self._reentrant(args)
+        try:
+            return self._run(args, self._table)
+        finally:
+            self._lock.release()
+
+    def _reentrant(self, args):
+        table = self._table_type()
+        if self._temp:
+            arena = _aligned(self._temp[1])
+            table[self._temp[0]] = arena.ctypes.data
+        return self._run(args, table)
+
+    def _run(self, args: list, table) -> list:
+        keep = []
+        if self._simple_params is not None:
+            for alloc, number in self._simple_params:
+                table[alloc] = _address(args[number], keep)
+        else:
+            for alloc, number, leaf, shape in self._params:
+                value = args[number]
+                for i in leaf:
+                    value = value[i]
+                axes, identity = _physical(shape)
+                if not identity:
+                    value = np.transpose(value, axes)
+                table[alloc] = _address(value, keep)
+        single = self._single
+        if single is not None:
+            out = np.empty(single[1].dimensions, single[1].dtype)
+            table[single[0]] = _address(out, keep)
+            buffers = None
+        else:
+            buffers = {}
+            for alloc, size in self._outputs:
+                buf = _aligned(size)
+                buffers[alloc] = buf
+                table[alloc] = buf.ctypes.data
+        self._entry(ctypes.addressof(table), self._fallback)
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise ExecutionError(f"{self.module.name}: {error}") from error
+        if single is not None:
+            return [out]
+        return [self._result(entry, buffers, args) for entry in self._results]
+
+    def _result(self, entry, buffers, args):
+        index, shape, kind, alloc, offset = entry
+        if kind == "output":
+            return _view(buffers[alloc], offset, shape)
+        if kind == "parameter":
+            a = self.assignment.allocations[alloc]
+            value = args[a.parameter_number]
+            for i in a.parameter_index:
+                value = value[i]
+            return np.array(value, copy=True)
+        if kind == "constant":
+            instruction = self.assignment.allocations[alloc].values[0].buffer.instruction
+            return np.array(instruction.literal, dtype=shape.dtype, copy=True)
+        if kind == "temp":
+            return _view(self._arena, offset, shape).copy()
+        raise ExecutionError(f"{self.module.name}: result {index} has no buffer")
+
+    # -- the interpreter fallback ---------------------------------------------------------
+    def _run_fallback(self, number: int, table_address: int) -> None:
+        try:
+            from xlapy.backends.cpu.fallback import run_fallback
+
+            run_fallback(self, self.fallbacks[number], table_address)
+        except BaseException as e:  # noqa: BLE001 - reported after the foreign call returns
+            if self._error is None:
+                self._error = e
+
+
+def _address(array: np.ndarray, keep: list) -> int:
+    """The address of a C-contiguous copy of `array` (itself when it is one); what
+    must stay alive until the call returns goes into `keep`."""
+    try:
+        view = ctypes.c_char.from_buffer(array)   # fast: contiguous and writable
+        keep.append(view)
+        return ctypes.addressof(view)
+    except (TypeError, ValueError, BufferError):
+        contiguous = np.ascontiguousarray(array)
+        keep.append(contiguous)
+        return contiguous.ctypes.data
+
+
+def _view(buffer: np.ndarray, offset: int, shape: Shape) -> np.ndarray:
+    axes, identity = _physical(shape)
+    physical_dims = [shape.dimensions[a] for a in axes]
+    count = shape.element_count
+    flat = buffer[offset:offset + count * shape.dtype.itemsize].view(shape.dtype)
+    physical = flat.reshape(physical_dims)
+    if identity:
+        return physical
+    return np.transpose(physical, np.argsort(axes))

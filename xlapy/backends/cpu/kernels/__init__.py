@@ -1,0 +1,1 @@
+"""Hand-structured kernels the CPU emitter calls instead of composing loops (dot)."""

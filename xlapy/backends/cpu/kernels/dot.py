@@ -1,0 +1,168 @@
+"""`dot` and dot-epilogue (kOutput) fusions through the GEMM kernel.
+
+A dot whose contracting and free dimensions each collapse to one stride per
+operand (every dot JAX emits for matmul, batched matmul and dense layers) is
+a loop over its batch dimensions calling `gemm`. In a kOutput fusion the
+product goes straight into the fusion's output buffer (or a scratch buffer
+when the epilogue changes the element type) and the epilogue then runs as
+an elementwise loop over it in place. Anything else takes the element
+generator path (`dot_generator.py`)."""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from xlapy.backends.cpu import ir_types as T
+from xlapy.backends.cpu.dot_generator import dot_dims
+from xlapy.backends.cpu.generator import Generator
+from xlapy.backends.cpu.ir_array import IrArray, minor_to_major, strides
+from xlapy.backends.cpu.loop_kernel import emit_nest, kernel_function
+from xlapy.backends.cpu.loops import for_range
+from xlapy.backends.cpu.scope import Scope
+from xlapy.backends.cpu.special_kernels import special
+from xlapy.hlo.dtypes import PrimitiveType as P
+from xlapy.hlo.opcode import ELEMENTWISE
+from xlapy.hlo.opcode import Opcode as Op
+
+_GEMM_TYPES = frozenset({P.F32, P.F64, P.F16, P.BF16, P.S8, P.S16, P.S32, P.S64, P.U8, P.U16,
+                         P.U32, P.U64, P.C64, P.C128})
+
+
+def _plan(dot, out_shape):
+    """(batch sizes, lhs/rhs/out batch strides, M, N, K, lhs (rs, cs), rhs (rs, cs), ldc)
+    or None when the dot does not reduce to strided GEMMs."""
+    lhs, rhs = dot.operands
+    if lhs.shape.element_type is not rhs.shape.element_type or \
+            lhs.shape.element_type is not out_shape.element_type or \
+            out_shape.element_type not in _GEMM_TYPES:
+        return None
+    lb, rb, lc, rc, lf, rf = dot_dims(dot)
+    if len(lc) != 1 or len(lf) > 1 or len(rf) > 1:
+        return None
+    if list(minor_to_major(out_shape)) != list(range(out_shape.rank - 1, -1, -1)):
+        return None
+    ls, rs, os = strides(lhs.shape), strides(rhs.shape), strides(out_shape)
+    nb = len(lb)
+    m = lhs.shape.dimensions[lf[0]] if lf else 1
+    n = rhs.shape.dimensions[rf[0]] if rf else 1
+    k = lhs.shape.dimensions[lc[0]]
+    lhs_rc = (ls[lf[0]] if lf else 0, ls[lc[0]])
+    rhs_rc = (rs[rc[0]], rs[rf[0]] if rf else 0)
+    ldc = n
+    batch = [(lhs.shape.dimensions[a], ls[a], rs[c], os[i]) for i, (a, c) in
+             enumerate(zip(lb, rb))]
+    if out_shape.rank != nb + len(lf) + len(rf):
+        return None
+    return batch, m, n, k, lhs_rc, rhs_rc, ldc
+
+
+def _emit_gemm_calls(cg, b, plan, ptype, lhs_ptr, rhs_ptr, out_ptr):
+    from xlapy.backends.cpu.kernels.gemm import gemm_function
+
+    batch, m, n, k, (ars, acs), (brs, bcs), ldc = plan
+    gemm = gemm_function(cg.llmod, ptype.numpy if hasattr(ptype, "numpy") else ptype,
+                         cg.options.threads)
+    elem = T.storage_type(ptype)
+    lhs = b.bitcast(lhs_ptr, elem.as_pointer())
+    rhs = b.bitcast(rhs_ptr, elem.as_pointer())
+    out = b.bitcast(out_ptr, elem.as_pointer())
+    c = lambda v: ir.Constant(T.I64, v)  # noqa: E731
+
+    def level(i, lo, ro, oo):
+        if i == len(batch):
+            b.call(gemm, [c(m), c(n), c(k), b.gep(lhs, [lo]), c(ars), c(acs),
+                          b.gep(rhs, [ro]), c(brs), c(bcs), b.gep(out, [oo]), c(ldc)])
+            return
+        size, ls, rs, os = batch[i]
+        with for_range(b, 0, size, name=f"batch{i}") as iv:
+            level(i + 1, b.add(lo, b.mul(iv, c(ls))), b.add(ro, b.mul(iv, c(rs))),
+                  b.add(oo, b.mul(iv, c(os))))
+
+    level(0, c(0), c(0), c(0))
+
+
+@special(Op.DOT)
+def dot_kernel(cg, instruction) -> bool:
+    plan = _plan(instruction, instruction.shape)
+    if plan is None:
+        return False
+    operands = cg.kernel_operands(instruction)
+    outputs = cg.output_leaves(instruction)
+    slices = [s for _, s in operands] + [outputs[0][2]]
+    name = f"k{cg._kernels}_dot"
+    cg._kernels += 1
+    fn, b, pointers, _, _ = kernel_function(cg.llmod, name, 3, noalias=False)
+    _emit_gemm_calls(cg, b, plan, instruction.shape.element_type, *pointers)
+    b.ret_void()
+    cg.call_kernel(fn, slices, 1, 1)   # gemm threads itself
+    return True
+
+
+@special(Op.FUSION)
+def output_fusion(cg, instruction) -> bool:
+    computation = instruction.attr("calls")
+    root = computation.root_instruction
+    if root.opcode is Op.TUPLE or instruction.shape.is_tuple:
+        return False
+    dots = [i for i in computation.instructions if i.opcode is Op.DOT]
+    if len(dots) != 1 or any(i.opcode not in ELEMENTWISE and i.opcode not in
+                             (Op.PARAMETER, Op.CONSTANT, Op.BROADCAST, Op.DOT, Op.RESHAPE,
+                              Op.BITCAST, Op.TRANSPOSE, Op.COPY)
+                             for i in computation.instructions):
+        return False
+    dot = dots[0]
+    if any(o.opcode is not Op.PARAMETER for o in dot.operands):
+        return False
+    plan = _plan(dot, dot.shape)
+    if plan is None:
+        return False
+    in_place = (dot.shape.element_type is instruction.shape.element_type and
+                dot.shape.dimensions == instruction.shape.dimensions and
+                list(minor_to_major(instruction.shape)) == list(minor_to_major(dot.shape)))
+    operands = cg.kernel_operands(instruction)
+    out_slice = cg.output_leaves(instruction)[0][2]
+    slices = [s for _, s in operands] + [out_slice]
+    # buffer assignment may put the output over an operand the epilogue still reads
+    in_place = in_place and not any(_overlap(s, out_slice) for _, s in operands)
+    name = f"k{cg._kernels}_{''.join(c if c.isalnum() else '_' for c in instruction.name)}"
+    cg._kernels += 1
+    fn, b, pointers, _, _ = kernel_function(cg.llmod, name, len(slices), noalias=False)
+    params = computation.parameters
+    out_ptr = pointers[-1]
+    scratch = None
+    if not in_place:
+        malloc = _libc(cg.llmod, "malloc", T.I8P, [T.I64])
+        scratch = b.call(malloc, [ir.Constant(T.I64, max(dot.shape.byte_size, 1))])
+    product = out_ptr if in_place else scratch
+    _emit_gemm_calls(cg, b, plan, dot.shape.element_type,
+                     pointers[dot.operands[0].parameter_number],
+                     pointers[dot.operands[1].parameter_number], product)
+    if root is not dot:
+        scope = Scope(b)
+        arrays = {p: IrArray(b, ptr, p.shape) for p, ptr in zip(params, pointers)}
+        arrays[dot] = IrArray(b, product, dot.shape)
+        from xlapy.backends.cpu.codegen import _KernelContext
+
+        g = Generator(_KernelContext(cg, b), scope, arrays)
+        out = IrArray(b, out_ptr, instruction.shape)
+        from xlapy.backends.cpu.loop_kernel import outer_extent
+
+        emit_nest(g, root, out, ir.Constant(T.I64, 0),
+                  ir.Constant(T.I64, outer_extent(instruction.shape)))
+    if scratch is not None:
+        b.call(_libc(cg.llmod, "free", ir.VoidType(), [T.I8P]), [scratch])
+    b.ret_void()
+    cg.call_kernel(fn, slices, 1, 1)
+    return True
+
+
+def _overlap(a, b) -> bool:
+    return a.allocation == b.allocation and a.offset < b.offset + b.size and \
+        b.offset < a.offset + a.size
+
+
+def _libc(module, name, ret, args):
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, args), name)
+    return fn

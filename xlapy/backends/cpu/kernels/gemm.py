@@ -1,0 +1,120 @@
+"""GEMM in LLVM IR: C = A @ B for any strides, every numeric element type, on threads.
+
+`gemm_function(module, dtype, threads)` emits (once per module, dtype and
+thread count) the function the dot emitter calls:
+
+    void gemm(i64 M, i64 N, i64 K,
+              T* A, i64 a_row_stride, i64 a_col_stride,    A[m, k] = A[m * rs + k * cs]
+              T* B, i64 b_row_stride, i64 b_col_stride,    B[k, n]
+              T* C, i64 ldc)                                C[m, n] = C[m * ldc + n]
+
+Strides are in elements and may be anything (transposes, slices, negative);
+C is overwritten (K = 0 gives zeros). f32 and f64 run the packed, blocked,
+vectorised kernel (`gemm_blocked`); the other types a simple loop nest
+(`gemm_simple`) with the interpreter's accumulation rules. When the product
+is big enough to pay for thread start-up, C is cut into `threads` bands of
+whole micro-tiles along N (or along M when M has more tiles) and each thread
+runs the single-threaded kernel on its band with its own packing buffers.
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+import numpy as np
+
+from xlapy.backends.cpu import ir_types
+from xlapy.backends.cpu.kernels.gemm_blocked import blocked_gemm, gemm_type, imin
+from xlapy.backends.cpu.kernels.gemm_microkernel import blocking, vector_bits
+from xlapy.backends.cpu.kernels.gemm_simple import simple_gemm
+from xlapy.backends.cpu.loops import const
+from xlapy.backends.cpu.parallel import TASK_TYPE, parallel_for
+from xlapy.hlo.dtypes import PrimitiveType as P
+
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+I8P = ir.IntType(8).as_pointer()
+
+MACS_PER_THREAD = 1 << 21
+"""Multiply-adds a thread must get before starting it (~20 us) pays: the blocked
+kernel does about 2e9 of them per second and core, so 2M take ~1 ms."""
+
+
+def gemm_function(module: ir.Module, dtype, threads: int) -> ir.Function:
+    """The `gemm` for NumPy dtype `dtype` using up to `threads` threads (internal linkage)."""
+    ptype = P.from_numpy(dtype)
+    ir_types.check_native(ptype, "dot")
+    name = f"xlapy_gemm_{ptype.value}_t{threads}"
+    if name in module.globals:
+        return module.globals[name]
+    serial, tile_m, tile_n = _serial_gemm(module, ptype)
+    if threads <= 1:
+        return serial
+    return _threaded(module, name, serial, threads, tile_m, tile_n)
+
+
+def _serial_gemm(module: ir.Module, ptype: P) -> tuple[ir.Function, int, int]:
+    """The single-threaded kernel for `ptype` and its tile (the unit bands are cut in)."""
+    simple = simple_gemm(module, ptype, f"xlapy_gemm_{ptype.value}_simple")
+    if ptype not in (P.F32, P.F64):
+        return simple, 1, 1
+    element = ir_types.storage_type(ptype)
+    blk = blocking(np.dtype(ptype.numpy).itemsize, vector_bits(module))
+    fn = blocked_gemm(module, element, blk, f"xlapy_gemm_{ptype.value}_blocked", simple)
+    return fn, blk.mr, blk.nr
+
+
+def _threaded(module: ir.Module, name: str, serial: ir.Function, threads: int, tile_m: int,
+              tile_n: int) -> ir.Function:
+    """gemm that runs `serial` on bands of C in parallel when the product is big enough."""
+    element = serial.args[3].type.pointee
+    context = ir.LiteralStructType(list(gemm_type(element).args) + [I64])
+    task = _band_task(module, f"{name}.band", serial, context, tile_m, tile_n)
+    fn = ir.Function(module, gemm_type(element), name)
+    fn.linkage = "internal"
+    m, n, k = fn.args[:3]
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    work = b.mul(b.mul(m, n), k)
+    count = imin(b, const(threads), b.sdiv(work, const(MACS_PER_THREAD)))
+    with b.if_then(b.icmp_signed("<", count, const(2))):
+        b.call(serial, fn.args)
+        b.ret_void()
+    tiles_m = _ceil_div(b, m, tile_m)
+    tiles_n = _ceil_div(b, n, tile_n)
+    split_n = b.icmp_signed(">=", tiles_n, tiles_m)
+    ctx = b.alloca(context)
+    for field, value in enumerate(list(fn.args) + [b.zext(split_n, I64)]):
+        b.store(value, b.gep(ctx, [const(0), ir.Constant(I32, field)]))
+    bands = b.select(split_n, tiles_n, tiles_m)
+    b.call(parallel_for(module), [task, b.bitcast(ctx, I8P), bands, count])
+    b.ret_void()
+    return fn
+
+
+def _band_task(module: ir.Module, name: str, serial: ir.Function, context: ir.Type,
+               tile_m: int, tile_n: int) -> ir.Function:
+    """task(ctx, begin, end): the gemm of tiles [begin, end) of N (or of M)."""
+    fn = ir.Function(module, TASK_TYPE, name)
+    fn.linkage = "internal"
+    ctx_raw, begin, end = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctx = b.bitcast(ctx_raw, context.as_pointer())
+    m, n, k, a, a_rs, a_cs, b_mat, b_rs, b_cs, c, ldc, split_n = (
+        b.load(b.gep(ctx, [const(0), ir.Constant(I32, i)])) for i in range(12))
+    with b.if_else(b.trunc(split_n, ir.IntType(1))) as (along_n, along_m):
+        with along_n:
+            start = b.mul(begin, const(tile_n))
+            stop = imin(b, b.mul(end, const(tile_n)), n)
+            b.call(serial, [m, b.sub(stop, start), k, a, a_rs, a_cs,
+                            b.gep(b_mat, [b.mul(start, b_cs)]), b_rs, b_cs,
+                            b.gep(c, [start]), ldc])
+        with along_m:
+            start = b.mul(begin, const(tile_m))
+            stop = imin(b, b.mul(end, const(tile_m)), m)
+            b.call(serial, [b.sub(stop, start), n, k, b.gep(a, [b.mul(start, a_rs)]), a_rs,
+                            a_cs, b_mat, b_rs, b_cs, b.gep(c, [b.mul(start, ldc)]), ldc])
+    b.ret_void()
+    return fn
+
+
+def _ceil_div(b: ir.IRBuilder, x: ir.Value, d: int) -> ir.Value:
+    return b.sdiv(b.add(x, const(d - 1)), const(d))

@@ -1,0 +1,236 @@
+"""Blocked GEMM for f32 and f64: the GotoBLAS / BLIS loop nest around the micro-kernel.
+
+    for ic in M by MC:                  A block (MC x KC) packed, lives in L3
+      for pc in K by KC:
+        pack A[ic.., pc..]              MR-row panels, k-major: any strides in
+        for jc in N by NC:              B block (KC x NC) packed, lives in L2
+          pack B[pc.., jc..]            NR-column panels, k-major
+          for ir in MC by MR:           A micro-panel (MR x KC) stays in L1
+            for jr in NC by NR:         B micro-panels stream from L2
+              micro-kernel -> C tile    (stored on the first K block, added after)
+
+Packing absorbs the operands' strides (transposes, slices), pads edge
+panels with zeros and gives the micro-kernel aligned unit-stride reads.
+Buffers come from `malloc`, sized to the problem; if malloc fails the
+simple loop nest computes the product instead, so the kernel never fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import llvmlite.ir as ir
+
+from xlapy.backends.cpu.kernels.gemm_microkernel import (
+    Blocking,
+    element_bytes,
+    micro_kernel,
+)
+from xlapy.backends.cpu.loops import const, for_range
+
+I8P = ir.IntType(8).as_pointer()
+I64 = ir.IntType(64)
+_ALIGN = 64
+"""Packed buffers start on a cache line (and a 512-bit vector)."""
+
+
+def gemm_type(element: ir.Type) -> ir.FunctionType:
+    """void gemm(i64 M, i64 N, i64 K, T* A, i64 a_rs, i64 a_cs, T* B, i64 b_rs, i64 b_cs,
+    T* C, i64 ldc)"""
+    ptr = element.as_pointer()
+    return ir.FunctionType(ir.VoidType(), [I64, I64, I64, ptr, I64, I64, ptr, I64, I64, ptr, I64])
+
+
+def blocked_gemm(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
+                 fallback: ir.Function) -> ir.Function:
+    """Single-threaded blocked GEMM of `element` (float/double) with `gemm_type`.
+
+    Three variants of the nest, chosen per call: A packed (the general case);
+    A read in place when N spans at most two micro-tiles (packing A would
+    cost as much as the product); and that with one-vector-wide tiles when N
+    fits one vector (an MNIST-like x @ W with 10 outputs wastes less)."""
+    if name in module.globals:
+        return module.globals[name]
+    fn = ir.Function(module, gemm_type(element), name)
+    fn.linkage = "internal"
+    m, n, k, a, a_rs, a_cs, b_mat, b_rs, b_cs, c, ldc = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    empty = b.or_(b.icmp_signed("<=", m, const(0)), b.icmp_signed("<=", n, const(0)))
+    with b.if_then(empty, likely=False):
+        b.ret_void()
+    with b.if_then(b.icmp_signed("<=", k, const(0)), likely=False):
+        zero_matrix(b, m, n, c, ldc)
+        b.ret_void()
+
+    narrow = dataclasses.replace(blk, nv=1)
+    in_place = b.icmp_signed("<=", n, const(2 * blk.nr))
+    kc_cap = imin(b, const(blk.kc), k)
+    a_size = b.mul(imin(b, const(blk.mc), round_up(b, m, blk.mr)), kc_cap)
+    a_size = b.select(in_place, const(0), a_size)
+    b_size = b.mul(imin(b, const(blk.nc), round_up(b, n, blk.nr)), kc_cap)
+    a_raw, a_pack = aligned_malloc(b, a_size, element)
+    b_raw, b_pack = aligned_malloc(b, b_size, element)
+    failed = b.or_(b.icmp_unsigned("==", a_raw, ir.Constant(I8P, None)),
+                   b.icmp_unsigned("==", b_raw, ir.Constant(I8P, None)))
+    with b.if_then(failed, likely=False):
+        free(b, a_raw)
+        free(b, b_raw)
+        b.call(fallback, fn.args)
+        b.ret_void()
+
+    with b.if_else(in_place) as (a_in_place, a_packed):
+        with a_in_place:
+            with b.if_else(b.icmp_signed("<=", n, const(narrow.nr))) as (thin, wide):
+                with thin:
+                    _loop_nest(b, fn.args, narrow, name, None, b_pack)
+                with wide:
+                    _loop_nest(b, fn.args, blk, name, None, b_pack)
+        with a_packed:
+            _loop_nest(b, fn.args, blk, name, a_pack, b_pack)
+    free(b, a_raw)
+    free(b, b_raw)
+    b.ret_void()
+    return fn
+
+
+def _loop_nest(b: ir.IRBuilder, args, blk: Blocking, name: str, a_pack, b_pack) -> None:
+    """The blocked nest for one variant; A is packed into `a_pack` unless it is None."""
+    m, n, k, a, a_rs, a_cs, b_mat, b_rs, b_cs, c, ldc = args
+    module = b.module
+    element = a.type.pointee
+    variant = f"{'packed' if a_pack is not None else 'direct'}{blk.nr}"
+    pack_a = _packer(module, element, blk.mr, f"{name}.pack_a")
+    pack_b = _packer(module, element, blk.nr, f"{name}.pack_b{blk.nr}")
+    macro = _macro_kernel(module, element, blk, f"{name}.{variant}", a_pack is not None)
+    with for_range(b, const(0), m, const(blk.mc), name="ic") as ic:
+        mc = imin(b, const(blk.mc), b.sub(m, ic))
+        with for_range(b, const(0), k, const(blk.kc), name="pc") as pc:
+            kc = imin(b, const(blk.kc), b.sub(k, pc))
+            a_block = b.gep(a, [b.add(b.mul(ic, a_rs), b.mul(pc, a_cs))])
+            if a_pack is not None:
+                b.call(pack_a, [kc, mc, a_block, a_rs, a_cs, a_pack])
+                a_block = a_pack
+            first = b.icmp_signed("==", pc, const(0))
+            with for_range(b, const(0), n, const(blk.nc), name="jc") as jc:
+                nc = imin(b, const(blk.nc), b.sub(n, jc))
+                b_block = b.gep(b_mat, [b.add(b.mul(pc, b_rs), b.mul(jc, b_cs))])
+                b.call(pack_b, [kc, nc, b_block, b_cs, b_rs, b_pack])
+                c_block = b.gep(c, [b.add(b.mul(ic, ldc), jc)])
+                b.call(macro, [kc, mc, nc, a_block, a_rs, a_cs, b_pack, c_block, ldc, first])
+
+
+def _macro_kernel(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
+                  packed_a: bool) -> ir.Function:
+    """void macro(i64 kc, i64 mc, i64 nc, T* a, i64 a_rs, i64 a_cs, T* b_pack, T* c, i64 ldc,
+    i1 first): every micro-tile of one A block times one packed B block."""
+    if name in module.globals:
+        return module.globals[name]
+    ptr = element.as_pointer()
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [I64, I64, I64, ptr, I64, I64, ptr,
+                                                             ptr, I64, ir.IntType(1)]), name)
+    fn.linkage = "internal"
+    kc, mc, nc, a, a_rs, a_cs, b_pack, c, ldc, first = fn.args
+    micro = micro_kernel(module, element, blk, f"{name}.micro", packed_a)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    with for_range(b, const(0), mc, const(blk.mr), name="ir") as i:
+        mr = imin(b, const(blk.mr), b.sub(mc, i))
+        a_panel = b.gep(a, [b.mul(i, kc if packed_a else a_rs)])
+        c_row = b.gep(c, [b.mul(i, ldc)])
+        with for_range(b, const(0), nc, const(blk.nr), name="jr") as j:
+            nr = imin(b, const(blk.nr), b.sub(nc, j))
+            b.call(micro, [kc, a_panel, a_rs, a_cs, b.gep(b_pack, [b.mul(j, kc)]),
+                           b.gep(c_row, [j]), ldc, mr, nr, first])
+    b.ret_void()
+    return fn
+
+
+def _packer(module: ir.Module, element: ir.Type, width: int, name: str) -> ir.Function:
+    """void pack(i64 kc, i64 extent, T* src, i64 across, i64 along_k, T* dst).
+
+    Copies src[k * along_k + x * across] (k < kc, x < extent) into panels of
+    `width` values of x: panel p holds dst[p * width * kc + k * width + x'],
+    zero where p * width + x' >= extent. A is packed with width MR (x = row),
+    B with width NR (x = column)."""
+    if name in module.globals:
+        return module.globals[name]
+    ptr = element.as_pointer()
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [I64, I64, ptr, I64, I64, ptr]),
+                     name)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")  # called from two nests: one copy of the code
+    kc, extent, src, across, along_k, dst = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    with for_range(b, const(0), extent, const(width), name="p") as p:
+        valid = imin(b, const(width), b.sub(extent, p))
+        panel_src = b.gep(src, [b.mul(p, across)])
+        panel_dst = b.gep(dst, [b.mul(p, kc)])
+        full_rows = b.and_(b.icmp_signed("==", valid, const(width)),
+                           b.icmp_signed("==", across, const(1)))
+        with b.if_else(full_rows) as (contiguous, strided):
+            with contiguous:
+                _copy_rows(b, element, width, kc, panel_src, along_k, panel_dst)
+            with strided:
+                _copy_columns(b, width, kc, valid, panel_src, across, along_k, panel_dst)
+    b.ret_void()
+    return fn
+
+
+def _copy_rows(b: ir.IRBuilder, element, width: int, kc, src, along_k, dst) -> None:
+    """A full panel whose `width` values per k are adjacent: one vector per k."""
+    vector_ptr = ir.VectorType(element, width).as_pointer()
+    with for_range(b, const(0), kc, name="kv") as k:
+        row = b.load(b.bitcast(b.gep(src, [b.mul(k, along_k)]), vector_ptr),
+                     align=element_bytes(element))
+        b.store(row, b.bitcast(b.gep(dst, [b.mul(k, const(width))]), vector_ptr),
+                align=element_bytes(element))
+
+
+def _copy_columns(b: ir.IRBuilder, width: int, kc, valid, src, across, along_k, dst) -> None:
+    """Any panel, one x at a time along k (unit-stride reads when along_k is 1, the
+    row-major A and transposed B cases); x >= valid is zero-filled."""
+    with for_range(b, const(0), valid, name="x") as x:
+        src_x = b.gep(src, [b.mul(x, across)])
+        dst_x = b.gep(dst, [x])
+        with for_range(b, const(0), kc, name="kx") as k:
+            b.store(b.load(b.gep(src_x, [b.mul(k, along_k)])),
+                    b.gep(dst_x, [b.mul(k, const(width))]))
+    zero = ir.Constant(src.type.pointee, 0)
+    with for_range(b, valid, const(width), name="xz") as x:
+        dst_x = b.gep(dst, [x])
+        with for_range(b, const(0), kc, name="kz") as k:
+            b.store(zero, b.gep(dst_x, [b.mul(k, const(width))]))
+
+
+# -- small IR helpers shared by the GEMM emitters ---------------------------------------------
+def imin(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+def round_up(b: ir.IRBuilder, x: ir.Value, multiple: int) -> ir.Value:
+    return b.mul(b.sdiv(b.add(x, const(multiple - 1)), const(multiple)), const(multiple))
+
+
+def zero_matrix(b: ir.IRBuilder, m, n, c, ldc) -> None:
+    zero = ir.Constant(c.type.pointee, None)
+    with for_range(b, const(0), m, name="zm") as i:
+        row = b.gep(c, [b.mul(i, ldc)])
+        with for_range(b, const(0), n, name="zn") as j:
+            b.store(zero, b.gep(row, [j]))
+
+
+def libc(module: ir.Module, name: str, ret: ir.Type, args: list) -> ir.Function:
+    if name in module.globals:
+        return module.globals[name]
+    return ir.Function(module, ir.FunctionType(ret, args), name)
+
+
+def aligned_malloc(b: ir.IRBuilder, count: ir.Value, element: ir.Type):
+    """(raw i8* to free, T* aligned to 64 bytes) for `count` elements; raw may be null."""
+    malloc = libc(b.module, "malloc", I8P, [I64])
+    raw = b.call(malloc, [b.add(b.mul(count, const(element_bytes(element))), const(_ALIGN))])
+    address = b.and_(b.add(b.ptrtoint(raw, I64), const(_ALIGN - 1)), const(-_ALIGN))
+    return raw, b.inttoptr(address, element.as_pointer())
+
+
+def free(b: ir.IRBuilder, raw: ir.Value) -> None:
+    b.call(libc(b.module, "free", ir.VoidType(), [I8P]), [raw])

@@ -1,0 +1,223 @@
+"""The GEMM micro-kernel: one MR x NR tile of C from packed panels of A and B.
+
+The tile lives in MR * NV vector registers of `lanes` elements (NR = NV *
+lanes). Each step k loads NV vectors of the packed B panel (NR contiguous
+values) and, for each of the MR rows, broadcasts one value of the packed A
+panel and does NV `llvm.fmuladd`s into that row's accumulators. After the k loop
+the tile is stored to C, or added to it when an earlier K block already
+wrote C (`first` false). Tiles cut by the edge of C (mr < MR or nr < NR) go
+through a small stack tile so no store leaves C.
+
+The sizes (`Blocking`) follow the vector width of the target: the tile must
+fit the register file (MR * NV accumulators + NV B vectors + a broadcast),
+the A micro-panel (MR x KC) stays in L1 while B micro-panels stream from L2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import llvmlite.ir as ir
+from llvmlite.ir.values import FunctionAttributes
+
+from xlapy.backends.cpu.llvm_target import host_target
+from xlapy.backends.cpu.loops import Accumulator, const, for_range
+
+I1 = ir.IntType(1)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+
+
+@dataclass(frozen=True)
+class Blocking:
+    """Register tile (mr x nv vectors of `lanes`) and cache blocks (kc, mc, nc) of one GEMM."""
+
+    lanes: int
+    mr: int
+    nv: int
+    kc: int
+    mc: int
+    nc: int
+
+    def __post_init__(self):
+        # Packed blocks are sized MC x KC and KC x NC: whole panels must fit them.
+        if self.mc % self.mr or self.nc % self.nr:
+            raise ValueError(f"{self}: MC must be a multiple of MR and NC of NR")
+
+    @property
+    def nr(self) -> int:
+        return self.nv * self.lanes
+
+
+def vector_bits(module: ir.Module) -> int:
+    """The widest vector the module's target computes in natively (128 when the
+    module is for another machine than this one: SSE2 and NEON both have it)."""
+    triple, _, features = host_target()
+    if module.triple != triple:
+        return 128
+    flags = set(features.split(","))
+    if "+avx512f" in flags:
+        return 512
+    if "+avx2" in flags or "+avx" in flags:
+        return 256
+    return 128
+
+
+def blocking(element_bytes: int, bits: int) -> Blocking:
+    """Tile and block sizes for an f32 (4) or f64 (8) GEMM with `bits`-wide vectors.
+
+    AVX-512's 32 vector registers hold 12 x 2 accumulators, AVX's 16 hold 6 x 2,
+    SSE's and NEON's 4 x 3 (plus the B vectors and a broadcast). The A
+    micro-panel (MR x KC, ~18 KiB) stays in L1 (48 KiB), the packed B block
+    (KC x NC, 1-1.1 MiB) in L2 (2 MiB); the A block (MC x KC) in L3. Measured on
+    the 2-core AVX-512 machine with 1024^3 products.
+    """
+    lanes = bits // (8 * element_bytes)
+    if bits >= 512:
+        mr, nv = 12, 2
+    elif bits >= 256:
+        mr, nv = 6, 2
+    else:
+        mr, nv = 4, 3
+    nr = nv * lanes
+    kc, nc = (384, 768) if element_bytes == 4 else (256, 512)
+    nc = nc // nr * nr
+    mc = 1536 // mr * mr
+    return Blocking(lanes=lanes, mr=mr, nv=nv, kc=kc, mc=mc, nc=nc)
+
+
+class _KernelAttributes(FunctionAttributes):
+    """llvmlite's attribute set plus the one string attribute the kernel needs:
+    without it LLVM splits 512-bit vectors on CPUs tuned to prefer 256 bits."""
+
+    _known = FunctionAttributes._known | {'"min-legal-vector-width"="512"'}
+
+
+def fma_intrinsic(module: ir.Module, vector: ir.VectorType) -> ir.Function:
+    """`llvm.fmuladd`: one FMA instruction where the target has them (as BLAS does),
+    a multiply and an add where it has not (never a libm `fma` call)."""
+    suffix = {"float": "f32", "double": "f64"}[str(vector.element)]
+    name = f"llvm.fmuladd.v{vector.count}{suffix}"
+    if name in module.globals:
+        return module.globals[name]
+    return ir.Function(module, ir.FunctionType(vector, [vector] * 3), name)
+
+
+def micro_kernel_type(element: ir.Type) -> ir.FunctionType:
+    """void micro(i64 kc, T* a, i64 a_rs, i64 a_cs, T* b_panel, T* c, i64 ldc, i64 mr, i64 nr,
+    i1 first)"""
+    ptr = element.as_pointer()
+    return ir.FunctionType(ir.VoidType(), [I64, ptr, I64, I64, ptr, ptr, I64, I64, I64, I1])
+
+
+def micro_kernel(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
+                 packed_a: bool) -> ir.Function:
+    """The micro-kernel for `element` (float or double) and `blk`, emitted once per module.
+
+    With `packed_a` A is a packed panel (A[i, k] at a[k * MR + i], zero-padded
+    rows; a_rs and a_cs are ignored); otherwise A is read in place,
+    A[i, k] = a[i * a_rs + k * a_cs], and rows i >= mr read row 0 instead (their
+    results are dropped), so small products need not pack A at all.
+    """
+    if name in module.globals:
+        return module.globals[name]
+    fn = ir.Function(module, micro_kernel_type(element), name)
+    fn.linkage = "internal"
+    fn.attributes = _KernelAttributes(["noinline", "nounwind"])
+    if blk.lanes * element_bytes(element) * 8 >= 512:
+        fn.attributes.add('"min-legal-vector-width"="512"')
+    kc, a, a_rs, a_cs, b_panel, c, ldc, mr, nr, first = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    tile = b.alloca(element, size=blk.mr * blk.nr, name="edge_tile")
+    tile.align = 64
+    if packed_a:
+        a_rows = [b.gep(a, [const(i)]) for i in range(blk.mr)]
+        a_cs = const(blk.mr)
+    else:
+        a_rows = [b.gep(a, [b.mul(b.select(b.icmp_signed("<", const(i), mr), const(i), const(0)),
+                                  a_rs)]) for i in range(blk.mr)]
+    accumulators = _k_loop(b, element, blk, kc, a_rows, a_cs, b_panel)
+
+    full_block = fn.append_basic_block("full_tile")
+    edge_block = fn.append_basic_block("edge_tile")
+    is_full = b.and_(b.icmp_signed("==", mr, const(blk.mr)), b.icmp_signed("==", nr, const(blk.nr)))
+    b.cbranch(is_full, full_block, edge_block)
+    b.position_at_end(full_block)
+    _store_full(b, element, blk, accumulators, c, ldc, first)
+    b.ret_void()
+    b.position_at_end(edge_block)
+    _store_edge(b, element, blk, accumulators, tile, c, ldc, mr, nr, first)
+    b.ret_void()
+    return fn
+
+
+def element_bytes(element: ir.Type) -> int:
+    return 8 if isinstance(element, ir.DoubleType) else 4
+
+
+def _k_loop(b: ir.IRBuilder, element: ir.Type, blk: Blocking, kc, a_rows, a_cs, b_panel):
+    """The FMA loop over k (A[i, k] at a_rows[i][k * a_cs]); the MR x NV accumulators after it."""
+    vector = ir.VectorType(element, blk.lanes)
+    fma = fma_intrinsic(b.module, vector)
+    zero = ir.Constant(vector, None)
+    accs = [[Accumulator(b, zero, name=f"c{i}_{v}") for v in range(blk.nv)]
+            for i in range(blk.mr)]
+    vector_align = blk.lanes * element_bytes(element)
+    with for_range(b, const(0), kc, name="k") as k:
+        for acc in _flat(accs):
+            acc.enter()
+        b_row = b.gep(b_panel, [b.mul(k, const(blk.nr))])
+        b_vectors = [b.load(b.bitcast(b.gep(b_row, [const(v * blk.lanes)]), vector.as_pointer()),
+                            align=vector_align) for v in range(blk.nv)]
+        a_offset = b.mul(k, a_cs)
+        for i in range(blk.mr):
+            broadcast = splat(b, b.load(b.gep(a_rows[i], [a_offset])), blk.lanes)
+            for v in range(blk.nv):
+                accs[i][v].set(b.call(fma, [broadcast, b_vectors[v], accs[i][v].value]))
+        for acc in _flat(accs):
+            acc.close()
+    return [[acc.result(b) for acc in row] for row in accs]
+
+
+def splat(b: ir.IRBuilder, value: ir.Value, lanes: int) -> ir.Value:
+    vector = ir.VectorType(value.type, lanes)
+    one = b.insert_element(ir.Constant(vector, ir.Undefined), value, ir.Constant(I32, 0))
+    return b.shuffle_vector(one, ir.Constant(vector, ir.Undefined),
+                            ir.Constant(ir.VectorType(I32, lanes), [0] * lanes))
+
+
+def _flat(rows):
+    return [x for row in rows for x in row]
+
+
+def _store_full(b: ir.IRBuilder, element, blk: Blocking, accs, c, ldc, first) -> None:
+    """C tile = acc (first K block) or C tile + acc, with unaligned vector accesses."""
+    vector_ptr = ir.VectorType(element, blk.lanes).as_pointer()
+    align = element_bytes(element)
+    pointers = [[b.bitcast(b.gep(c, [b.add(b.mul(const(i), ldc), const(v * blk.lanes))]),
+                           vector_ptr) for v in range(blk.nv)] for i in range(blk.mr)]
+    with b.if_else(first) as (then, otherwise):
+        with then:
+            for ptr, acc in zip(_flat(pointers), _flat(accs)):
+                b.store(acc, ptr, align=align)
+        with otherwise:
+            for ptr, acc in zip(_flat(pointers), _flat(accs)):
+                b.store(b.fadd(b.load(ptr, align=align), acc), ptr, align=align)
+
+
+def _store_edge(b: ir.IRBuilder, element, blk: Blocking, accs, tile, c, ldc, mr, nr,
+                first) -> None:
+    """The tile through the stack, then only its mr x nr corner into C."""
+    vector_ptr = ir.VectorType(element, blk.lanes).as_pointer()
+    for i in range(blk.mr):
+        for v in range(blk.nv):
+            slot = b.gep(tile, [const(i * blk.nr + v * blk.lanes)])
+            b.store(accs[i][v], b.bitcast(slot, vector_ptr), align=64)
+    with for_range(b, const(0), mr, name="ei") as i:
+        tile_row = b.gep(tile, [b.mul(i, const(blk.nr))])
+        c_row = b.gep(c, [b.mul(i, ldc)])
+        with for_range(b, const(0), nr, name="ej") as j:
+            value = b.load(b.gep(tile_row, [j]))
+            c_ptr = b.gep(c_row, [j])
+            total = b.select(first, value, b.fadd(b.load(c_ptr), value))
+            b.store(total, c_ptr)

@@ -1,0 +1,132 @@
+"""The LLVM target: the host machine, the optimisation pipeline, machine code.
+
+Everything that turns an `llvmlite.ir.Module` into callable machine code goes
+through here: verify, optimise (O3 with the loop and SLP vectorisers),
+emit an object file, load it into an MCJIT engine. Objects are plain bytes,
+so the on-disk cache and ahead-of-time compilation use the same path.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+
+from xlapy.errors import CompileError
+
+_LOCK = threading.Lock()
+"""LLVM's global state (pass registration, the JIT) is not thread-safe."""
+
+
+@functools.cache
+def _initialise() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+@functools.cache
+def host_target() -> tuple[str, str, str]:
+    """(triple, cpu name, feature string) of this machine."""
+    _initialise()
+    return llvm.get_process_triple(), llvm.get_host_cpu_name(), \
+        llvm.get_host_cpu_features().flatten()
+
+
+@functools.cache
+def target_machine(triple: str | None = None, cpu: str | None = None,
+                   features: str | None = None, opt: int = 3, jit: bool = True,
+                   reloc: str = "default") -> llvm.TargetMachine:
+    """A target machine (host by default); cached, they are costly to make."""
+    _initialise()
+    host_triple, host_cpu, host_features = host_target()
+    triple = triple or host_triple
+    if triple == host_triple:
+        cpu = cpu if cpu is not None else host_cpu
+        features = features if features is not None else host_features
+    try:
+        target = llvm.Target.from_triple(triple)
+    except RuntimeError as e:
+        raise CompileError(f"LLVM has no target for {triple!r}: {e}") from e
+    return target.create_target_machine(cpu=cpu or "", features=features or "", opt=opt,
+                                        jit=jit, reloc=reloc, codemodel="jitdefault"
+                                        if jit else "default")
+
+
+def new_module(name: str, tm: llvm.TargetMachine | None = None) -> ir.Module:
+    """An empty IR module for `tm`'s triple and data layout."""
+    tm = tm or target_machine()
+    module = ir.Module(name=name)
+    module.triple = tm.triple
+    module.data_layout = str(tm.target_data)
+    return module
+
+
+def optimise(module: ir.Module, tm: llvm.TargetMachine | None = None,
+             opt_level: int = 3) -> llvm.ModuleRef:
+    """Parse, verify and optimise `module`; the LLVM module, ready for codegen."""
+    tm = tm or target_machine()
+    text = str(module)
+    with _LOCK:
+        try:
+            parsed = llvm.parse_assembly(text)
+            parsed.verify()
+        except RuntimeError as e:
+            raise CompileError(f"the CPU backend emitted invalid LLVM IR for "
+                               f"{module.name}: {e}") from e
+        if opt_level > 0:
+            pto = llvm.create_pipeline_tuning_options(speed_level=min(opt_level, 3))
+            pto.loop_vectorization = True
+            pto.slp_vectorization = True
+            pto.loop_interleaving = True
+            pto.loop_unrolling = True
+            builder = llvm.create_pass_builder(tm, pto)
+            builder.getModulePassManager().run(parsed, builder)
+    return parsed
+
+
+def emit_object(parsed: llvm.ModuleRef, tm: llvm.TargetMachine | None = None) -> bytes:
+    tm = tm or target_machine()
+    with _LOCK:
+        return tm.emit_object(parsed)
+
+
+def emit_assembly(parsed: llvm.ModuleRef, tm: llvm.TargetMachine | None = None) -> str:
+    tm = tm or target_machine()
+    with _LOCK:
+        return tm.emit_assembly(parsed)
+
+
+class LoadedObject:
+    """An object file linked into this process; `address(name)` finds a symbol.
+
+    The engine owns the machine code: keep this object alive as long as any
+    function pointer taken from it may be called.
+    """
+
+    def __init__(self, object_code: bytes):
+        _initialise()
+        triple, cpu, features = host_target()
+        # the engine takes ownership of its target machine: never a shared one
+        tm = llvm.Target.from_triple(triple).create_target_machine(
+            cpu=cpu, features=features, opt=3, jit=True, codemodel="jitdefault")
+        with _LOCK:
+            try:
+                self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+                self._engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+                self._engine.finalize_object()
+            except RuntimeError as e:
+                raise CompileError(f"cannot load compiled object: {e}") from e
+
+    def address(self, name: str) -> int:
+        address = self._engine.get_function_address(name)
+        if not address:
+            raise CompileError(f"compiled object has no symbol {name!r}")
+        return address
+
+
+def compile_to_object(module: ir.Module, opt_level: int = 3) -> bytes:
+    """IR module -> optimised host object code."""
+    tm = target_machine()
+    return emit_object(optimise(module, tm, opt_level), tm)

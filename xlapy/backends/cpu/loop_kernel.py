@@ -1,0 +1,82 @@
+"""Loop kernels: an output (or several, for a multi-output fusion) computed
+element by element from a generator, in one loop nest over the output in
+its layout's order, the innermost loop over the minor dimension so LLVM
+vectorises it. The outermost loop runs over [begin, end), which is how the
+caller splits the kernel between threads."""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from xlapy.backends.cpu import ir_types as T
+from xlapy.backends.cpu.generator import Generator
+from xlapy.backends.cpu.ir_array import IrArray, minor_to_major
+from xlapy.backends.cpu.scope import Ix, Scope
+from xlapy.hlo.ir import HloInstruction
+
+
+def emit_nest(g: Generator, root: HloInstruction, out: IrArray, begin, end) -> None:
+    """out[i] = g.value(root, i) for every index i, outermost dimension in [begin, end)."""
+    shape = out.shape
+    order = list(reversed(minor_to_major(shape)))   # major to minor
+    index: list[Ix | None] = [None] * shape.rank
+    scope = g.scope
+
+    def level(k: int):
+        if k == len(order):
+            value = g.value(root, tuple(index))
+            out.store(g.b, value, [i.value for i in index])
+            return
+        dim = order[k]
+        lo, hi = (begin, end) if k == 0 else (0, shape.dimensions[dim])
+        with scope.loop(scope.depth, lo, hi, name=f"d{dim}") as iv:
+            index[dim] = iv
+            level(k + 1)
+
+    if shape.element_count == 0:
+        return
+    level(0)
+
+
+def outer_extent(shape) -> int:
+    """Size of the dimension the kernel's [begin, end) range runs over (1 for scalars)."""
+    if shape.rank == 0:
+        return 1
+    return shape.dimensions[minor_to_major(shape)[-1]]
+
+
+def kernel_function(module: ir.Module, name: str, n_pointers: int,
+                    noalias: bool) -> tuple[ir.Function, ir.IRBuilder, list, ir.Value, ir.Value]:
+    """`void name(i8* p0, ..., i64 begin, i64 end)`; returns (fn, builder positioned in
+    the body, pointer args, begin, end)."""
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [T.I8P] * n_pointers +
+                                             [T.I64, T.I64]), name)
+    fn.linkage = "internal"
+    if noalias:
+        for arg in fn.args[:n_pointers]:
+            arg.add_attribute("noalias")
+    entry = fn.append_basic_block("entry")
+    b = ir.IRBuilder(entry)
+    body = fn.append_basic_block("body")
+    b.branch(body)
+    b.position_at_end(body)
+    return fn, b, list(fn.args[:n_pointers]), fn.args[n_pointers], fn.args[n_pointers + 1]
+
+
+def task_wrapper(module: ir.Module, kernel: ir.Function, n_pointers: int) -> ir.Function:
+    """`void task(i8* ctx, i64 begin, i64 end)` calling `kernel` with the pointers
+    stored at ctx (an array of i8*), for `parallel_for`."""
+    from xlapy.backends.cpu.parallel import TASK_TYPE
+
+    fn = ir.Function(module, TASK_TYPE, kernel.name + ".task")
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    table = b.bitcast(fn.args[0], T.I8P.as_pointer())
+    pointers = [b.load(b.gep(table, [ir.Constant(T.I32, i)])) for i in range(n_pointers)]
+    b.call(kernel, [*pointers, fn.args[1], fn.args[2]])
+    b.ret_void()
+    return fn
+
+
+def new_scope(b: ir.IRBuilder) -> Scope:
+    return Scope(b)

@@ -1,0 +1,107 @@
+"""Parallel loops in the generated code, on POSIX threads.
+
+A parallel loop is a task function `void task(i8* ctx, i64 begin, i64 end)`
+run over [0, n): `xlapy_parallel_for(task, ctx, n, threads)` cuts the range
+into `threads` contiguous chunks, starts a thread per chunk but the first,
+runs the first itself and joins the rest. It is emitted into each LLVM module
+that needs it (a few dozen instructions), so a compiled module — JIT or an
+ahead-of-time object — depends on libc's `pthread_create`/`pthread_join`
+only. A thread that cannot be started has its chunk run by the caller, so
+the loop always completes. Starting threads costs some tens of microseconds:
+callers decide with `worth_parallelising` whether a loop pays for that.
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+I8P = ir.IntType(8).as_pointer()
+I64 = ir.IntType(64)
+I32 = ir.IntType(32)
+TASK_TYPE = ir.FunctionType(ir.VoidType(), [I8P, I64, I64])
+"""void task(i8* ctx, i64 begin, i64 end)"""
+MAX_THREADS = 256
+PARALLEL_FOR = "xlapy_parallel_for"
+
+_WORK_PER_THREAD = 1 << 17
+"""Roughly: element operations a thread must get for its start-up to pay."""
+
+
+def worth_parallelising(work: int, threads: int) -> int:
+    """How many threads a loop of `work` element operations should use (1: stay serial)."""
+    if threads <= 1:
+        return 1
+    return max(1, min(threads, work // _WORK_PER_THREAD))
+
+
+def parallel_for(module: ir.Module) -> ir.Function:
+    """`void xlapy_parallel_for(task*, i8* ctx, i64 n, i64 threads)`, emitted once."""
+    if PARALLEL_FOR in module.globals:
+        return module.globals[PARALLEL_FOR]
+    task_ptr = TASK_TYPE.as_pointer()
+    closure = ir.LiteralStructType([task_ptr, I8P, I64, I64])
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [task_ptr, I8P, I64, I64]),
+                     PARALLEL_FOR)
+    fn.linkage = "internal"
+    worker = _worker(module, closure)
+    pthread_create = _declare(module, "pthread_create", I32,
+                              [I64.as_pointer(), I8P, worker.type, I8P])
+    pthread_join = _declare(module, "pthread_join", I32, [I64, I8P.as_pointer()])
+
+    task, ctx, n, threads = fn.args
+    entry = fn.append_basic_block("entry")
+    serial = fn.append_basic_block("serial")
+    split = fn.append_basic_block("split")
+    b = ir.IRBuilder(entry)
+    k = b.select(b.icmp_signed("<", threads, n), threads, n)
+    k = b.select(b.icmp_signed(">", k, ir.Constant(I64, MAX_THREADS)),
+                 ir.Constant(I64, MAX_THREADS), k)
+    b.cbranch(b.icmp_signed("<=", k, ir.Constant(I64, 1)), serial, split)
+
+    b.position_at_end(serial)
+    b.call(task, [ctx, ir.Constant(I64, 0), n])
+    b.ret_void()
+
+    b.position_at_end(split)
+    closures = b.alloca(closure, size=ir.Constant(I64, MAX_THREADS))
+    handles = b.alloca(I64, size=ir.Constant(I64, MAX_THREADS))
+    started = b.alloca(ir.IntType(1), size=ir.Constant(I64, MAX_THREADS))
+
+    def bound(t):
+        return b.sdiv(b.mul(t, n), k)
+
+    from xlapy.backends.cpu.loops import for_range
+
+    with for_range(b, ir.Constant(I64, 1), k) as t:
+        slot = b.gep(closures, [t])
+        for field, value in enumerate((task, ctx, bound(t), bound(b.add(t, ir.Constant(I64, 1))))):
+            b.store(value, b.gep(slot, [ir.Constant(I32, 0), ir.Constant(I32, field)]))
+        rc = b.call(pthread_create, [b.gep(handles, [t]), ir.Constant(I8P, None), worker,
+                                     b.bitcast(slot, I8P)])
+        ok = b.icmp_signed("==", rc, ir.Constant(I32, 0))
+        b.store(ok, b.gep(started, [t]))
+        with b.if_then(b.not_(ok)):
+            b.call(task, [ctx, bound(t), bound(b.add(t, ir.Constant(I64, 1)))])
+    b.call(task, [ctx, ir.Constant(I64, 0), bound(ir.Constant(I64, 1))])
+    with for_range(b, ir.Constant(I64, 1), k) as t:
+        with b.if_then(b.load(b.gep(started, [t]))):
+            b.call(pthread_join, [b.load(b.gep(handles, [t])), ir.Constant(I8P.as_pointer(), None)])
+    b.ret_void()
+    return fn
+
+
+def _worker(module: ir.Module, closure: ir.Type) -> ir.Function:
+    fn = ir.Function(module, ir.FunctionType(I8P, [I8P]), "xlapy_parallel_worker")
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    c = b.bitcast(fn.args[0], closure.as_pointer())
+    fields = [b.load(b.gep(c, [ir.Constant(I32, 0), ir.Constant(I32, i)])) for i in range(4)]
+    b.call(fields[0], fields[1:])
+    b.ret(ir.Constant(I8P, None))
+    return fn
+
+
+def _declare(module: ir.Module, name: str, ret: ir.Type, args: list) -> ir.Function:
+    if name in module.globals:
+        return module.globals[name]
+    return ir.Function(module, ir.FunctionType(ret, args), name)
