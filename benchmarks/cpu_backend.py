@@ -194,12 +194,85 @@ def mnist():
                                   if seconds is not None else "skipped (not installed)"))
 
 
+def _encoder_loss(params, x):
+    """A BERT-style encoder layer (self-attention, 4 heads, GELU MLP, two layernorms)."""
+    wq, wk, wv, wo, w1, b1, w2, b2 = params
+    batch, seq, d = x.shape
+    heads = 4
+
+    def split(t):
+        return xnp.transpose(xnp.reshape(t, (batch, seq, heads, d // heads)), (0, 2, 1, 3))
+
+    def layernorm(t):
+        m = xnp.mean(t, axis=-1, keepdims=True)
+        v = xnp.mean((t - m) * (t - m), axis=-1, keepdims=True)
+        return (t - m) / xnp.sqrt(v + 1e-5)
+
+    q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
+    scores = q @ xnp.transpose(k, (0, 1, 3, 2)) / np.sqrt(d // heads)
+    scores = scores - xnp.max(scores, axis=-1, keepdims=True)
+    attn = xnp.exp(scores)
+    attn = attn / xnp.sum(attn, axis=-1, keepdims=True)
+    ctx = xnp.reshape(xnp.transpose(attn @ v, (0, 2, 1, 3)), (batch, seq, d))
+    h = layernorm(x + ctx @ wo)
+    u = h @ w1 + b1
+    u = 0.5 * u * (1 + xlapy.lax.erf(u * 0.7071067811865476))
+    out = layernorm(h + u @ w2 + b2)
+    return xnp.mean(out * out)
+
+
+def compile_times():
+    """Cold compile (no on-disk cache) of the MNIST step and of an encoder layer's
+    forward + backward, then the same from the on-disk cache in a fresh jit."""
+    rng = np.random.default_rng(0)
+    d, ff = 256, 1024
+    shapes = [(d, d)] * 4 + [(d, ff), (ff,), (ff, d), (d,)]
+    params = [rng.standard_normal(s).astype(np.float32) * 0.05 for s in shapes]
+    x = rng.standard_normal((8, 128, d)).astype(np.float32)
+    w, b = np.zeros((784, 10), np.float32), np.zeros(10, np.float32)
+    images = rng.random((100, 784), dtype=np.float32)
+    labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 100)]
+
+    def mnist_step(w, b, x, y):
+        logits = x @ w + b
+        m = xnp.max(logits, axis=1, keepdims=True)
+        e = xnp.exp(logits - m)
+        p = e / xnp.sum(e, axis=1, keepdims=True)
+        g = (p - y) / x.shape[0]
+        return w - 0.5 * (x.T @ g), b - 0.5 * xnp.sum(g, axis=0)
+
+    cases = [("MNIST training step", mnist_step, (w, b, images, labels)),
+             ("encoder layer fwd+bwd", xlapy.value_and_grad(_encoder_loss), (params, x))]
+    import os
+    import tempfile
+
+    saved = os.environ.get("XLAPY_FLAGS")
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["XLAPY_FLAGS"] = f"{saved or ''} --xlapy_cpu_cache_dir={cache}"
+        try:
+            print("\ncompile time (cold: empty on-disk cache; warm: a new jit, same cache)")
+            for name, fn, args in cases:
+                start = time.perf_counter()
+                xlapy.jit(fn)(*args)
+                cold = time.perf_counter() - start
+                start = time.perf_counter()
+                xlapy.jit(fn)(*args)
+                warm = time.perf_counter() - start
+                print(f"  {name:<24} cold {cold:6.2f} s   warm {warm:6.2f} s")
+        finally:
+            if saved is None:
+                del os.environ["XLAPY_FLAGS"]
+            else:
+                os.environ["XLAPY_FLAGS"] = saved
+
+
 WORKLOADS = {"sum": sum_xyz, "softmax_layernorm": softmax_layernorm,
-             "chain": elementwise_chain, "dot": dot, "dispatch": dispatch, "mnist": mnist}
+             "chain": elementwise_chain, "dot": dot, "dispatch": dispatch, "mnist": mnist,
+             "compile": compile_times}
 
 
 def main(names: list[str]) -> None:
-    print(f"xlapy CPU backend benchmarks; JAX {'%s' % jax.__version__ if jax else 'absent'}")
+    print(f"xlapy CPU backend benchmarks; JAX {jax.__version__ if jax else 'absent'}")
     for name in names or WORKLOADS:
         WORKLOADS[name]()
 

@@ -76,12 +76,39 @@ class Codegen:
 
     # -- public -------------------------------------------------------------------------
     def emit(self) -> ir.Module:
-        for alloc in self.assignment.allocations:
-            self._bases[alloc.index] = self._base(alloc)
-        self.emit_computation(self.hlo.entry_computation)
-        self._donation_copies()
-        self.b.ret_void()
+        from xlapy.backends.cpu.elemental import FAST_MATH
+
+        token = FAST_MATH.set(("fast",) if self.options.fast_math else ())
+        try:
+            for alloc in self.assignment.allocations:
+                self._bases[alloc.index] = self._base(alloc)
+            restore = self._flush_denormals() if self.options.flush_denormals else None
+            self.emit_computation(self.hlo.entry_computation)
+            self._donation_copies()
+            if restore is not None:
+                restore()
+            self.b.ret_void()
+        finally:
+            FAST_MATH.reset(token)
         return self.llmod
+
+    def _flush_denormals(self):
+        """Set FTZ and DAZ in MXCSR for this execution (x86; threads started by
+        parallel loops inherit it); returns the function that restores it."""
+        if not self.llmod.triple.startswith(("x86_64", "i686")):
+            return None
+        from xlapy.backends.cpu.intrinsics import intrinsic
+
+        b = self.b
+        saved = b.alloca(T.I32)
+        intrinsic(b, "x86.sse.stmxcsr", [b.bitcast(saved, T.I8P)], ret=ir.VoidType(),
+                  overloads=[])
+        flushed = b.alloca(T.I32)
+        b.store(b.or_(b.load(saved), ir.Constant(T.I32, 0x8040)), flushed)
+        intrinsic(b, "x86.sse.ldmxcsr", [b.bitcast(flushed, T.I8P)], ret=ir.VoidType(),
+                  overloads=[])
+        return lambda: intrinsic(b, "x86.sse.ldmxcsr", [b.bitcast(saved, T.I8P)],
+                                 ret=ir.VoidType(), overloads=[])
 
     # -- memory -------------------------------------------------------------------------
     def _base(self, alloc) -> ir.Value:
@@ -173,11 +200,24 @@ class Codegen:
         except CompileError:
             if self.options.strict:
                 raise
-            for name in set(self.llmod.globals) - before:   # half-built kernels
-                del self.llmod.globals[name]
+            self._discard_new_definitions(before)
         self.emit_fallback(instruction)
 
+    def _discard_new_definitions(self, before: set) -> None:
+        """Drop the functions and globals a failed attempt defined (declarations such
+        as malloc stay: a later kernel may declare them again by name)."""
+        for name in set(self.llmod.globals) - before:
+            value = self.llmod.globals[name]
+            if isinstance(value, ir.Function) and value.is_declaration:
+                continue
+            del self.llmod.globals[name]
+            self.llmod.scope._useset.discard(name)
+
     def emit_fallback(self, instruction: HloInstruction) -> None:
+        if self.options.strict:
+            raise CompileError(f"{instruction.name}: the CPU backend has no native code for "
+                               f"{instruction.opcode.value} (and --xlapy_cpu_strict forbids "
+                               "the interpreter fallback)")
         number = len(self.fallbacks)
         self.fallbacks.append(instruction)
         self.b.call(self.fallback, [ir.Constant(T.I64, number), self.table])

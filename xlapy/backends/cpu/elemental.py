@@ -13,6 +13,8 @@ double precision rounded once (what the interpreter does).
 
 from __future__ import annotations
 
+import contextvars
+
 import llvmlite.ir as ir
 
 from xlapy.backends.cpu import ir_types as T
@@ -22,6 +24,10 @@ from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op
 
 _EMITTERS = {}
+
+FAST_MATH: contextvars.ContextVar[tuple] = contextvars.ContextVar("fast_math", default=())
+"""LLVM fast-math flags for float arithmetic: () (strict IEEE, the default) or
+("fast",) while a module compiles with --xla_cpu_enable_fast_math."""
 
 
 def emits(*opcodes):
@@ -75,7 +81,7 @@ def _arith(b, instruction, args, in_types):
     if in_types[0] is P.PRED:
         return {Op.ADD: b.or_, Op.SUBTRACT: b.xor, Op.MULTIPLY: b.and_}[instruction.opcode](x, y)
     if _is_float(in_types[0]):
-        return float_op[instruction.opcode](x, y)
+        return float_op[instruction.opcode](x, y, flags=FAST_MATH.get())
     return int_op[instruction.opcode](x, y)
 
 
@@ -84,7 +90,7 @@ def _divide(b, instruction, args, in_types):
     x, y = args
     t = in_types[0]
     if _is_float(t):
-        return b.fdiv(x, y)
+        return b.fdiv(x, y, flags=FAST_MATH.get())
     zero = b.icmp_unsigned("==", y, _const(y, 0))
     if _signed(t):
         overflow = b.and_(b.icmp_signed("==", x, _const(x, 1 << (x.type.width - 1))),

@@ -53,6 +53,8 @@ class Generator:
         self._cache: dict = {}
         self.overrides: dict = {}
         """id(reduce) -> (init value, {dim: (lo, hi)}): a partial reduction."""
+        self.compensation: dict = {}
+        """id(reduce) -> stack slot of its compensated sum's lost low part."""
         self.generated: dict = {}
         """id(instruction) -> callable(index) -> value: values made elsewhere."""
 

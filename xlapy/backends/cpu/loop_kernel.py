@@ -52,6 +52,7 @@ def kernel_function(module: ir.Module, name: str, n_pointers: int,
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [T.I8P] * n_pointers +
                                              [T.I64, T.I64]), name)
     fn.linkage = "internal"
+    fn.attributes.add("noinline")   # optimised on its own: one huge entry would be slow
     if noalias:
         for arg in fn.args[:n_pointers]:
             arg.add_attribute("noalias")

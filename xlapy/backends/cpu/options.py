@@ -39,6 +39,8 @@ class CpuOptions:
     opt_level: int = 3
     use_blas: bool = True
     strict: bool = False
+    inline_runtime: bool = False
+    """Emit runtime kernels (GEMM) into the module: ahead-of-time objects need it."""
 
     @classmethod
     def from_flags(cls, flags: DebugOptions | None = None) -> CpuOptions:
@@ -54,4 +56,5 @@ class CpuOptions:
 
     def key(self) -> str:
         return (f"fm={int(self.fast_math)},ftz={int(self.flush_denormals)},t={self.threads},"
-                f"O{self.opt_level},blas={int(self.use_blas)},strict={int(self.strict)}")
+                f"O{self.opt_level},blas={int(self.use_blas)},strict={int(self.strict)},"
+                f"inline={int(self.inline_runtime)}")

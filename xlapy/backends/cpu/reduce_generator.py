@@ -42,9 +42,16 @@ def reduce_element(g: Generator, instruction, index):
         order = [d for d in reversed(minor_to_major(inputs[0].shape)) if d in reduced]
         sizes = inputs[0].shape.dimensions
         loop_index = {}
+        compensation = None
+        if _blocked_sum(instruction, leaf_types):
+            compensation = scope.alloca(init_values[0].type)
+            b.store(ir.Constant(init_values[0].type, 0.0), compensation)
+            g.compensation[id(instruction)] = compensation
         _nest(g, instruction, inputs, kept, index, order, sizes, loop_index, slots, leaf_types,
               depth, bounds)
         result = [_load(b, s) for s in slots]
+        if compensation is not None:
+            result = [b.fadd(result[0], b.load(compensation))]
     value = result[0] if n == 1 else tuple(result)
     return value, depth
 
@@ -99,7 +106,7 @@ def _blocked(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, slots
         b.store(minus_zero, partial)
         _inner(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, [partial],
                leaf_types, depth)
-        b.store(b.fadd(b.load(total), b.load(partial), flags=("reassoc",)), total)
+        _add_compensated(b, total, b.load(partial), g.compensation[id(instruction)])
         return
     lo_v = lo if not isinstance(lo, int) else ir.Constant(T.I64, lo)
     hi_v = hi if not isinstance(hi, int) else ir.Constant(T.I64, hi)
@@ -110,7 +117,22 @@ def _blocked(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, slots
             end = b.select(b.icmp_signed("<", end, hi_v), end, hi_v)
         _inner(g, instruction, inputs, kept, index, dim, start.value, end, loop_index,
                [partial], leaf_types, depth)
-        b.store(b.fadd(b.load(total), b.load(partial), flags=("reassoc",)), total)
+        _add_compensated(b, total, b.load(partial), g.compensation[id(instruction)])
+
+
+def _add_compensated(b, total_slot, partial, compensation_slot) -> None:
+    """total += partial, keeping the rounding error in `compensation` (Neumaier):
+    block partials of a constant array would otherwise round the same way each
+    time and drift linearly."""
+    from xlapy.backends.cpu.intrinsics import intrinsic
+
+    total = b.load(total_slot)
+    t = b.fadd(total, partial)
+    bigger = b.fcmp_ordered(">=", intrinsic(b, "fabs", [total]), intrinsic(b, "fabs", [partial]))
+    lost = b.select(bigger, b.fadd(b.fsub(total, t), partial),
+                    b.fadd(b.fsub(partial, t), total))
+    b.store(b.fadd(b.load(compensation_slot), lost), compensation_slot)
+    b.store(t, total_slot)
 
 
 def _inner(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, slots, leaf_types,

@@ -58,10 +58,14 @@ def _plan(dot, out_shape):
 
 def _emit_gemm_calls(cg, b, plan, ptype, lhs_ptr, rhs_ptr, out_ptr):
     from xlapy.backends.cpu.kernels.gemm import gemm_function
+    from xlapy.backends.cpu.runtime_library import FAST_GEMM_TYPES, gemm_declaration
 
     batch, m, n, k, (ars, acs), (brs, bcs), ldc = plan
-    gemm = gemm_function(cg.llmod, ptype.numpy if hasattr(ptype, "numpy") else ptype,
-                         cg.options.threads)
+    dtype = ptype.numpy
+    if cg.options.inline_runtime or dtype.name not in FAST_GEMM_TYPES:
+        gemm = gemm_function(cg.llmod, dtype, cg.options.threads)
+    else:   # shared, compiled once per process (runtime_library.py)
+        gemm = gemm_declaration(cg.llmod, dtype, cg.options.threads)
     elem = T.storage_type(ptype)
     lhs = b.bitcast(lhs_ptr, elem.as_pointer())
     rhs = b.bitcast(rhs_ptr, elem.as_pointer())

@@ -1,0 +1,156 @@
+"""The CPU code generator's own mechanisms: hoisted reductions, parallel
+reductions and loops, blocked float sums, GEMM-backed dots and epilogues, the
+interpreter fallback and the flags that change code generation."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import xlapy
+import xlapy.numpy as xnp
+from xlapy.errors import CompileError
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+@pytest.fixture
+def flags(monkeypatch):
+    """Set XLAPY_FLAGS for one test (the on-disk cache off, so flags take effect)."""
+    def set_flags(text: str = ""):
+        base = os.environ.get("XLAPY_FLAGS", "")
+        monkeypatch.setenv("XLAPY_FLAGS", f"{base} --xlapy_cpu_cache_dir=off {text}")
+    set_flags()
+    return set_flags
+
+
+def cpu_and_interpreter(fn, *args):
+    got = xlapy.jit(fn, backend="cpu")(*args)
+    want = xlapy.jit(fn, backend="interpreter")(*args)
+    return got, want
+
+
+def executable_of(fn, *args):
+    jitted = xlapy.jit(fn, backend="cpu")
+    jitted(*args)
+    return next(iter(jitted._cache.values())).executable
+
+
+def softmax(x):
+    m = xnp.max(x, axis=1, keepdims=True)
+    e = xnp.exp(x - m)
+    return e / xnp.sum(e, axis=1, keepdims=True)
+
+
+def test_row_softmax_is_one_kernel_without_fallback(flags):
+    x = np.random.default_rng(0).standard_normal((64, 300)).astype(np.float32)
+    got, want = cpu_and_interpreter(softmax, x)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7)
+    executable = executable_of(softmax, x)
+    assert executable.fallbacks == []
+    kernels = [i for i in executable.module.entry_computation.instructions
+               if i.opcode.value == "fusion"]
+    assert len(kernels) == 1
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("op", ["sum", "max", "min", "prod"])
+def test_reductions_to_scalar_over_large_inputs(flags, threads, op):
+    flags(f"--xla_cpu_parallelism={threads}")
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.999, 1.001, (1 << 20) + 3).astype(np.float32)
+    fn = {"sum": xnp.sum, "max": xnp.max, "min": xnp.min, "prod": xnp.prod}[op]
+    got = xlapy.jit(fn, backend="cpu")(x)
+    want = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}[op](
+        x.astype(np.float64))
+    # a product of 2^20 f32 factors carries ~sqrt(n) roundings
+    np.testing.assert_allclose(float(got), want, rtol=2e-4 if op == "prod" else 1e-5)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_integer_and_boolean_reductions_are_exact(flags, threads):
+    flags(f"--xla_cpu_parallelism={threads}")
+    x = np.arange(1 << 20, dtype=np.int32) % 1000 - 500
+    assert int(xlapy.jit(xnp.sum, backend="cpu")(x)) == int(np.sum(x, dtype=np.int32))
+    assert int(xlapy.jit(xnp.max, backend="cpu")(x)) == 499
+    b = x > 498
+    assert bool(xlapy.jit(xnp.any, backend="cpu")(b))
+    assert not bool(xlapy.jit(xnp.all, backend="cpu")(b))
+
+
+def test_mean_after_parallel_reduction(flags):
+    x = np.random.default_rng(2).standard_normal((1 << 18, 4)).astype(np.float32)
+    got, want = cpu_and_interpreter(lambda a: xnp.mean(a, axis=0), x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_blocked_sums_stay_accurate(flags):
+    """A sequential f32 sum of 2^22 tenths drifts by ~1e-3; blocks keep it ~1e-7."""
+    x = np.full(1 << 22, 0.1, np.float32)
+    got = float(xlapy.jit(xnp.sum, backend="cpu")(x))
+    exact = float(np.sum(x.astype(np.float64)))
+    assert abs(got - exact) / exact < 2e-6
+
+
+@pytest.mark.parametrize("shape_a, shape_b, batch", [
+    ((5, 7), (7, 3), 0), ((1, 9), (9, 1), 0), ((64, 40), (40, 33), 0),
+    ((2, 4, 6), (2, 6, 5), 1), ((3, 1, 8), (3, 8, 2), 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_dot_through_gemm(flags, shape_a, shape_b, batch, dtype):
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal(shape_a) * 4).astype(dtype)
+    b = (rng.standard_normal(shape_b) * 4).astype(dtype)
+    got, want = cpu_and_interpreter(lambda p, q: p @ q, a, b)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    transposed, want_t = cpu_and_interpreter(lambda p, q: xnp.swapaxes(q, -1, -2) @
+                                             xnp.swapaxes(p, -1, -2), a, b)
+    np.testing.assert_allclose(transposed, want_t, rtol=1e-5, atol=1e-5)
+
+
+def test_dense_layer_epilogue(flags):
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((32, 20)), rng.standard_normal((20, 10))
+    bias = rng.standard_normal(10)
+    got, want = cpu_and_interpreter(lambda p, q, c: xnp.maximum(p @ q + c, 0), x, w, bias)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+FFT = """HloModule fft
+ENTRY e {
+  x = c64[16] parameter(0)
+  f = c64[16] fft(x), fft_type=FFT, fft_length={16}
+  ROOT r = c64[16] add(f, f)
+}
+"""
+
+
+def test_unsupported_instruction_runs_through_the_fallback(flags):
+    x = np.random.default_rng(5).standard_normal(16).astype(np.complex64)
+    executable = xlapy.compile(FFT, backend="cpu")
+    (got,) = executable.execute(x)
+    (want,) = xlapy.execute(FFT, [x], backend="interpreter")
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert [i.opcode.value for i in executable.fallbacks] == ["fft"]
+
+
+def test_strict_flag_refuses_the_fallback(flags):
+    flags("--xlapy_cpu_strict")
+    with pytest.raises(CompileError):
+        xlapy.compile(FFT, backend="cpu")
+
+
+def test_flush_denormals_flag(flags):
+    x = np.array([1e-30, 1.0], np.float32)
+    y = np.array([1e-10, 2.0], np.float32)
+    assert xlapy.jit(lambda a, b: a * b, backend="cpu")(x, y)[0] > 0
+    flags("--xla_cpu_flush_denormals")
+    assert xlapy.jit(lambda a, b: a * b + 0, backend="cpu")(x, y)[0] == 0
+
+
+def test_large_elementwise_loop_splits_between_threads(flags):
+    flags("--xla_cpu_parallelism=2")
+    x = np.random.default_rng(6).standard_normal((1024, 1030)).astype(np.float32)
+    got, want = cpu_and_interpreter(lambda a: xnp.tanh(a) * 2 + a[::-1], x)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)

@@ -1,0 +1,81 @@
+"""Kernels compiled once per process and shared by every JIT module.
+
+The packed GEMM is thousands of lines of IR; emitting and optimising it into
+every module that has a dot would dominate compile time. In JIT mode a
+module instead declares `xlapy_rt_gemm_<dtype>_t<threads>` and the symbol is
+resolved when its object is loaded: the runtime library is built (or read
+from the on-disk cache) the first time it is needed, and its functions are
+registered with LLVM's JIT symbol table. Ahead-of-time objects cannot rely
+on a process, so they get the kernels emitted inline (`inline=True`).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+
+from xlapy.backends.cpu import ir_types as T
+
+_LOCK = threading.Lock()
+_LOADED: dict[str, object] = {}   # symbol -> LoadedObject keeping its code alive
+GEMM_ARGS = [T.I64, T.I64, T.I64, None, T.I64, T.I64, None, T.I64, T.I64, None, T.I64]
+FAST_GEMM_TYPES = ("float32", "float64")
+
+
+def gemm_symbol(dtype, threads: int) -> str:
+    import numpy as np
+
+    return f"xlapy_rt_gemm_{np.dtype(dtype).name}_t{threads}"
+
+
+def gemm_declaration(module: ir.Module, dtype, threads: int) -> ir.Function:
+    """The runtime GEMM for `dtype`, declared in `module` (resolved at load time)."""
+    from xlapy.backends.cpu.ir_types import storage_type
+    from xlapy.hlo.dtypes import PrimitiveType
+
+    name = gemm_symbol(dtype, threads)
+    ensure_gemm(dtype, threads)
+    if name in module.globals:
+        return module.globals[name]
+    ptr = storage_type(PrimitiveType.from_numpy(dtype)).as_pointer()
+    args = [ptr if a is None else a for a in GEMM_ARGS]
+    return ir.Function(module, ir.FunctionType(ir.VoidType(), args), name)
+
+
+def ensure_gemm(dtype, threads: int) -> None:
+    """Build, load and register the runtime GEMM for (dtype, threads) once."""
+    name = gemm_symbol(dtype, threads)
+    with _LOCK:
+        if name in _LOADED:
+            return
+        from xlapy.backends.cpu.kernels.gemm import gemm_function
+        from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, new_module
+
+        module = new_module(name)
+        inner = gemm_function(module, dtype, threads)
+        wrapper = ir.Function(module, inner.function_type, name)
+        b = ir.IRBuilder(wrapper.append_basic_block("entry"))
+        b.call(inner, list(wrapper.args))
+        b.ret_void()
+        obj = _cached_object(name, module, compile_to_object)
+        loaded = LoadedObject(obj)
+        llvm.add_symbol(name, loaded.address(name))
+        _LOADED[name] = loaded
+
+
+def _cached_object(name: str, module: ir.Module, compile_fn) -> bytes:
+    from xlapy.backends.cpu.disk_cache import cache_key, default_cache
+    from xlapy.backends.cpu.llvm_target import host_target
+
+    cache = default_cache()
+    key = cache_key("runtime:" + name, "", " ".join(host_target())) if cache else None
+    if cache is not None:
+        obj = cache.get(key)
+        if obj is not None:
+            return obj
+    obj = compile_fn(module)
+    if cache is not None:
+        cache.put(key, obj)
+    return obj
