@@ -64,6 +64,7 @@ class Codegen:
         self.assignment = assignment
         self.options = options
         self.llmod = new_module(name)
+        self.llmod.xlapy_runtime = set()   # runtime-library kernels the module calls
         self.fallbacks: list[HloInstruction] = []
         self._constants: dict[int, ir.GlobalVariable] = {}
         self._fused_constants: dict[int, ir.GlobalVariable] = {}
@@ -267,9 +268,10 @@ class Codegen:
         g = Generator(_KernelContext(self, b), scope, arrays)
         out_arrays = [IrArray(b, ptr, shape) for (_, shape, _), ptr in
                       zip(outputs, pointers[len(operands):])]
+        targets = _group_leaves(roots, out_arrays)
         extents = {outer_extent(a.shape) for a in out_arrays}
         splittable = len(extents) == 1 and all(a.shape.rank > 0 for a in out_arrays)
-        for root, out in zip(roots, out_arrays):
+        for root, out in zip(roots, targets):
             if splittable:
                 emit_nest(g, root, out, begin, end)
             else:   # outputs of different extents: one call does everything
@@ -328,6 +330,20 @@ class _KernelContext:
             return self.codegen.constant_array(instruction, self.b)
 
 
+def _group_leaves(roots, out_arrays):
+    """Per root, its output array, or the list of arrays of a tuple-shaped root."""
+    targets, at = [], 0
+    for root in roots:
+        if root.shape.is_tuple:
+            count = len(root.shape.leaves())
+            targets.append(out_arrays[at:at + count])
+            at += count
+        else:
+            targets.append(out_arrays[at])
+            at += 1
+    return targets
+
+
 def _disjoint(slices: list[Slice], n_inputs: int) -> bool:
     """Whether no written slice overlaps another slice (inputs may share)."""
     for i, s in enumerate(slices):
@@ -341,22 +357,30 @@ def _disjoint(slices: list[Slice], n_inputs: int) -> bool:
 
 
 def _work_per_element(instruction: HloInstruction) -> int:
-    """Rough element operations per output element, for the parallel cost model."""
+    """Rough element operations per output element, for the parallel cost model:
+    a reduction or contraction reads many inputs per output, a window its size."""
     if instruction.opcode is Op.FUSION:
-        computation = instruction.attr("calls")
-        count = 0
-        for inner in computation.instructions:
-            if inner.opcode in (Op.REDUCE, Op.DOT):
-                count += max(1, inner.operands[0].shape.element_count //
-                             max(1, inner.shape.element_count if not inner.shape.is_tuple
-                                 else 1))
-            elif inner.opcode is not Op.PARAMETER:
-                count += 1
-        return max(count, 1)
-    if instruction.opcode in (Op.REDUCE, Op.DOT):
-        return max(1, instruction.operands[0].shape.element_count //
-                   max(1, instruction.shape.element_count if not instruction.shape.is_tuple
-                       else 1))
+        inner = instruction.attr("calls").instructions
+        return max(1, sum(_reads_per_element(i) for i in inner if i.opcode is not Op.PARAMETER))
+    return _reads_per_element(instruction)
+
+
+def _reads_per_element(instruction: HloInstruction) -> int:
+    op = instruction.opcode
+    outputs = 1 if instruction.shape.is_tuple else max(1, instruction.shape.element_count)
+    if op in (Op.REDUCE, Op.DOT):
+        return max(1, instruction.operands[0].shape.element_count // outputs)
+    if op is Op.CONVOLUTION:
+        kernel = instruction.operands[1].shape
+        labels = instruction.attr("dim_labels")
+        features = kernel.dimensions[labels.kernel_output_feature_dimension] if labels else 1
+        return max(1, kernel.element_count // max(1, features))
+    if op is Op.REDUCE_WINDOW:
+        window = instruction.attr("window")
+        size = 1
+        for d in getattr(window, "dimensions", ()):
+            size *= d.size
+        return max(1, size)
     return 1
 
 

@@ -17,8 +17,9 @@ from xlapy.backends.cpu.codegen import Codegen
 from xlapy.backends.cpu.executable import CpuExecutable
 from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, host_target
 from xlapy.backends.cpu.options import CpuOptions
+from xlapy.backends.cpu.runtime_library import ensure as ensure_runtime
 
-_MAGIC = b"XLAPYCPU1\n"
+_MAGIC = b"XLAPYCPU2\n"
 
 
 def compile_module(module, start: float | None = None, options: CpuOptions | None = None):
@@ -33,20 +34,22 @@ def compile_module(module, start: float | None = None, options: CpuOptions | Non
         key = cache_key(module_fingerprint(module), options.key(), " ".join(host_target()))
         cached = _decode(cache.get(key), module)
         if cached is not None:
-            obj, fallbacks = cached
+            obj, fallbacks, runtime = cached
+            ensure_runtime(runtime)
             return CpuExecutable(module, assignment, LoadedObject(obj), fallbacks,
                                  compile_seconds=time.perf_counter() - start, from_cache=True)
     codegen = Codegen(module, assignment, options)
     llmod = codegen.emit()
     obj = compile_to_object(llmod, options.opt_level)
     if cache is not None:
-        cache.put(key, _encode(obj, codegen.fallbacks))
+        cache.put(key, _encode(obj, codegen.fallbacks, sorted(llmod.xlapy_runtime)))
     return CpuExecutable(module, assignment, LoadedObject(obj), codegen.fallbacks,
                          compile_seconds=time.perf_counter() - start)
 
 
-def _encode(obj: bytes, fallbacks) -> bytes:
-    header = json.dumps({"fallbacks": [[i.parent.name, i.name] for i in fallbacks]}).encode()
+def _encode(obj: bytes, fallbacks, runtime) -> bytes:
+    header = json.dumps({"fallbacks": [[i.parent.name, i.name] for i in fallbacks],
+                         "runtime": [list(r) for r in runtime]}).encode()
     return _MAGIC + len(header).to_bytes(4, "little") + header + obj
 
 
@@ -59,6 +62,7 @@ def _decode(payload: bytes | None, module):
     try:
         header = json.loads(payload[at + 4:at + 4 + size])
         fallbacks = [module.computation(c).instruction(name) for c, name in header["fallbacks"]]
+        runtime = [tuple(r) for r in header["runtime"]]
     except (ValueError, KeyError, TypeError):
         return None
-    return payload[at + 4 + size:], fallbacks
+    return payload[at + 4 + size:], fallbacks, runtime

@@ -51,11 +51,13 @@ class CpuExecutable(Executable):
         self._loaded = loaded
         self._entry = _ENTRY_TYPE(loaded.address("xlapy_entry"))
         self._fallback = _FALLBACK_TYPE(self._run_fallback)
+        self._fallback_address = ctypes.cast(self._fallback, ctypes.c_void_p).value
         self._error: BaseException | None = None
         self._lock = threading.Lock()
         allocations = assignment.allocations
         self._table_type = ctypes.c_void_p * max(len(allocations), 1)
         self._table = self._table_type()
+        self._table_address = ctypes.addressof(self._table)
         self._addresses = [0] * len(allocations)
         entry = module.entry_computation
         self._params = []   # (allocation index, parameter number, leaf index, shape)
@@ -103,7 +105,7 @@ class CpuExecutable(Executable):
         index, shape, kind, alloc, offset = self._results[0]
         if kind != "output" or offset != 0 or not _physical(shape)[1]:
             return None
-        return alloc, shape
+        return alloc, shape.dimensions, shape.dtype
 
     # -- running ----------------------------------------------------------------------
     def execute(self, *arrays) -> list:
@@ -111,10 +113,10 @@ class CpuExecutable(Executable):
 
     def run(self, args: list) -> list:
         """Execute on checked arguments (NumPy arrays of the right shapes/dtypes)."""
-        if not self._lock.acquire(blocking=False):
+        if not self._lock.acquire(False):
             return self._reentrant(args)
         try:
-            return self._run(args, self._table)
+            return self._run(args, self._table, self._table_address)
         finally:
             self._lock.release()
 
@@ -123,13 +125,18 @@ class CpuExecutable(Executable):
         if self._temp:
             arena = _aligned(self._temp[1])
             table[self._temp[0]] = arena.ctypes.data
-        return self._run(args, table)
+        return self._run(args, table, ctypes.addressof(table))
 
-    def _run(self, args: list, table) -> list:
-        keep = []
+    def _run(self, args: list, table, table_address: int) -> list:
+        keep = []   # buffer views that must outlive the call
         if self._simple_params is not None:
             for alloc, number in self._simple_params:
-                table[alloc] = _address(args[number], keep)
+                try:
+                    view = _from_buffer(args[number])
+                    keep.append(view)
+                    table[alloc] = _addressof(view)
+                except (TypeError, ValueError, BufferError):   # read-only or strided
+                    table[alloc] = _address(args[number], keep)
         else:
             for alloc, number, leaf, shape in self._params:
                 value = args[number]
@@ -141,7 +148,7 @@ class CpuExecutable(Executable):
                 table[alloc] = _address(value, keep)
         single = self._single
         if single is not None:
-            out = np.empty(single[1].dimensions, single[1].dtype)
+            out = np.empty(single[1], single[2])
             table[single[0]] = _address(out, keep)
             buffers = None
         else:
@@ -150,7 +157,7 @@ class CpuExecutable(Executable):
                 buf = _aligned(size)
                 buffers[alloc] = buf
                 table[alloc] = buf.ctypes.data
-        self._entry(ctypes.addressof(table), self._fallback)
+        self._entry(table_address, self._fallback_address)
         if self._error is not None:
             error, self._error = self._error, None
             raise ExecutionError(f"{self.module.name}: {error}") from error
@@ -184,6 +191,10 @@ class CpuExecutable(Executable):
         except BaseException as e:  # noqa: BLE001 - reported after the foreign call returns
             if self._error is None:
                 self._error = e
+
+
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
 
 
 def _address(array: np.ndarray, keep: list) -> int:

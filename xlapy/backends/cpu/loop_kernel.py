@@ -10,13 +10,17 @@ import llvmlite.ir as ir
 
 from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.generator import Generator
-from xlapy.backends.cpu.ir_array import IrArray, minor_to_major
+from xlapy.backends.cpu.ir_array import minor_to_major
 from xlapy.backends.cpu.scope import Ix, Scope
 from xlapy.hlo.ir import HloInstruction
 
 
-def emit_nest(g: Generator, root: HloInstruction, out: IrArray, begin, end) -> None:
-    """out[i] = g.value(root, i) for every index i, outermost dimension in [begin, end)."""
+def emit_nest(g: Generator, root: HloInstruction, out, begin, end) -> None:
+    """out[i] = g.value(root, i) for every index i, outermost dimension in [begin, end).
+    `out` is an IrArray, or a list of them for a tuple-shaped root (a variadic
+    reduce), whose leaves share one shape."""
+    leaves = out if isinstance(out, list) else None
+    out = leaves[0] if leaves else out
     shape = out.shape
     order = list(reversed(minor_to_major(shape)))   # major to minor
     index: list[Ix | None] = [None] * shape.rank
@@ -25,7 +29,12 @@ def emit_nest(g: Generator, root: HloInstruction, out: IrArray, begin, end) -> N
     def level(k: int):
         if k == len(order):
             value = g.value(root, tuple(index))
-            out.store(g.b, value, [i.value for i in index])
+            position = [i.value for i in index]
+            if leaves is None:
+                out.store(g.b, value, position)
+            else:
+                for leaf, part in zip(leaves, value):
+                    leaf.store(g.b, part, position)
             return
         dim = order[k]
         lo, hi = (begin, end) if k == 0 else (0, shape.dimensions[dim])

@@ -37,11 +37,22 @@ def gemm_declaration(module: ir.Module, dtype, threads: int) -> ir.Function:
 
     name = gemm_symbol(dtype, threads)
     ensure_gemm(dtype, threads)
+    needs = getattr(module, "xlapy_runtime", None)
+    if needs is not None:
+        needs.add(("gemm", str(dtype), threads))
     if name in module.globals:
         return module.globals[name]
     ptr = storage_type(PrimitiveType.from_numpy(dtype)).as_pointer()
     args = [ptr if a is None else a for a in GEMM_ARGS]
     return ir.Function(module, ir.FunctionType(ir.VoidType(), args), name)
+
+
+def ensure(needs) -> None:
+    """Load what a cached object calls: [("gemm", dtype, threads), ...]."""
+    for kind, dtype, threads in needs:
+        if kind != "gemm":
+            raise ValueError(f"unknown runtime kernel {kind!r}")
+        ensure_gemm(dtype, int(threads))
 
 
 def ensure_gemm(dtype, threads: int) -> None:

@@ -104,6 +104,15 @@ def dot_kernel(cg, instruction) -> bool:
 
 @special(Op.FUSION)
 def output_fusion(cg, instruction) -> bool:
+    """kOutput fusions: a dot's (here) or a convolution's (`convolution.py`)."""
+    if _dot_output_fusion(cg, instruction):
+        return True
+    from xlapy.backends.cpu.kernels import convolution
+
+    return convolution.output_fusion(cg, instruction)
+
+
+def _dot_output_fusion(cg, instruction) -> bool:
     computation = instruction.attr("calls")
     root = computation.root_instruction
     if root.opcode is Op.TUPLE or instruction.shape.is_tuple:
