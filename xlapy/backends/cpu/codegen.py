@@ -269,14 +269,15 @@ class Codegen:
         out_arrays = [IrArray(b, ptr, shape) for (_, shape, _), ptr in
                       zip(outputs, pointers[len(operands):])]
         targets = _group_leaves(roots, out_arrays)
+        tiled = _transposes(instruction)
         extents = {outer_extent(a.shape) for a in out_arrays}
         splittable = len(extents) == 1 and all(a.shape.rank > 0 for a in out_arrays)
         for root, out in zip(roots, targets):
             if splittable:
-                emit_nest(g, root, out, begin, end)
+                emit_nest(g, root, out, begin, end, tiled)
             else:   # outputs of different extents: one call does everything
                 emit_nest(g, root, out, ir.Constant(T.I64, 0),
-                          ir.Constant(T.I64, outer_extent(out.shape)))
+                          ir.Constant(T.I64, outer_extent(out.shape)), tiled)
         b.ret_void()
         n = outer_extent(out_arrays[0].shape) if splittable else 1
         work = sum(a.shape.element_count for a in out_arrays) * _work_per_element(instruction)
@@ -328,6 +329,19 @@ class _KernelContext:
     def constant_array(self, instruction):
         with self.b.goto_entry_block():
             return self.codegen.constant_array(instruction, self.b)
+
+
+def _transposes(instruction: HloInstruction) -> bool:
+    """Whether the kernel moves an operand's minor dimension away from the minor end
+    (so walking the output in order would read the operand with a large stride)."""
+    inner = instruction.attr("calls").instructions if instruction.opcode is Op.FUSION \
+        else [instruction]
+    for i in inner:
+        if i.opcode is Op.TRANSPOSE:
+            perm = list(i.attr("dimensions"))
+            if perm and perm[-1] != len(perm) - 1 and i.shape.element_count >= 1024:
+                return True
+    return False
 
 
 def _group_leaves(roots, out_arrays):

@@ -15,10 +15,17 @@ from xlapy.backends.cpu.scope import Ix, Scope
 from xlapy.hlo.ir import HloInstruction
 
 
-def emit_nest(g: Generator, root: HloInstruction, out, begin, end) -> None:
+TILE = 32
+"""Side of the square tiles a transposing kernel walks: a tile of the source
+and one of the destination both stay in L1 (2 x 32 x 32 x 8 bytes)."""
+
+
+def emit_nest(g: Generator, root: HloInstruction, out, begin, end, tiled: bool = False) -> None:
     """out[i] = g.value(root, i) for every index i, outermost dimension in [begin, end).
     `out` is an IrArray, or a list of them for a tuple-shaped root (a variadic
-    reduce), whose leaves share one shape."""
+    reduce), whose leaves share one shape. `tiled` walks the two innermost
+    dimensions in TILE x TILE squares, for kernels that transpose: reads along
+    one dimension and writes along the other then both stay in cache."""
     leaves = out if isinstance(out, list) else None
     out = leaves[0] if leaves else out
     shape = out.shape
@@ -26,7 +33,34 @@ def emit_nest(g: Generator, root: HloInstruction, out, begin, end) -> None:
     index: list[Ix | None] = [None] * shape.rank
     scope = g.scope
 
+    tiled = tiled and shape.rank >= 2 and \
+        min(shape.dimensions[d] for d in order[-2:]) >= TILE
+
+    def tiles(k: int):
+        """The last two levels, tile by tile."""
+        outer_dim, inner_dim = order[-2], order[-1]
+        lo, hi = (begin, end) if k == 0 else (0, shape.dimensions[outer_dim])
+        hi_v = hi if not isinstance(hi, int) else ir.Constant(T.I64, hi)
+        inner_size = shape.dimensions[inner_dim]
+        with scope.loop(scope.depth, lo, hi, name="ta", step=TILE) as a0:
+            with scope.loop(scope.depth, 0, inner_size, name="tc", step=TILE) as c0:
+                with scope.at(scope.depth):
+                    b = g.b
+                    a_end = b.add(a0.value, ir.Constant(T.I64, TILE))
+                    a_end = b.select(b.icmp_signed("<", a_end, hi_v), a_end, hi_v)
+                    c_end = b.add(c0.value, ir.Constant(T.I64, TILE))
+                    limit = ir.Constant(T.I64, inner_size)
+                    c_end = b.select(b.icmp_signed("<", c_end, limit), c_end, limit)
+                with scope.loop(scope.depth, a0.value, a_end, name=f"d{outer_dim}") as a:
+                    index[outer_dim] = a
+                    with scope.loop(scope.depth, c0.value, c_end, name=f"d{inner_dim}") as c:
+                        index[inner_dim] = c
+                        level(len(order))
+
     def level(k: int):
+        if tiled and k == len(order) - 2:
+            tiles(k)
+            return
         if k == len(order):
             value = g.value(root, tuple(index))
             position = [i.value for i in index]
