@@ -14,7 +14,6 @@ from xlapy.backends.cpu.ir_array import minor_to_major
 from xlapy.backends.cpu.scope import Ix, Scope
 from xlapy.hlo.ir import HloInstruction
 
-
 TILE = 32
 """Side of the square tiles a transposing kernel walks: a tile of the source
 and one of the destination both stay in L1 (2 x 32 x 32 x 8 bytes)."""
