@@ -50,7 +50,7 @@ _NO_CODE = frozenset({Op.PARAMETER, Op.CONSTANT, Op.GET_TUPLE_ELEMENT, Op.TUPLE,
 LOOP_OPS = frozenset(ELEMENTWISE | {
     Op.BROADCAST, Op.TRANSPOSE, Op.RESHAPE, Op.SLICE, Op.PAD, Op.CONCATENATE, Op.REVERSE,
     Op.IOTA, Op.DYNAMIC_SLICE, Op.DYNAMIC_UPDATE_SLICE, Op.COPY, Op.REDUCE, Op.DOT,
-    Op.BITCAST})
+    Op.BITCAST, Op.BITCAST_CONVERT})
 """Ops compiled as a loop kernel over their output, by their element generator."""
 
 
@@ -58,6 +58,7 @@ class Codegen:
     def __init__(self, module: HloModule, assignment: BufferAssignment, options: CpuOptions,
                  name: str = "xlapy_module"):
         import xlapy.backends.cpu.dot_generator  # noqa: F401  (registers generators)
+        import xlapy.backends.cpu.elemental_extra  # noqa: F401
         import xlapy.backends.cpu.reduce_generator  # noqa: F401
 
         self.hlo = module

@@ -40,15 +40,15 @@ def emits(*opcodes):
 
 def emit_elementwise(b: ir.IRBuilder, instruction, args: list, in_types: list):
     """The value of `instruction` for one element whose operands are `args`."""
-    fn = _EMITTERS.get(instruction.opcode)
-    if fn is None:
-        raise CompileError(f"{instruction.name}: the CPU backend has no elemental emitter "
-                           f"for {instruction.opcode.value}")
     out = instruction.shape.element_type
     if out in (P.C64, P.C128) or any(t in (P.C64, P.C128) for t in in_types):
         from xlapy.backends.cpu.elemental_complex import emit_complex
 
         return emit_complex(b, instruction, args, in_types)
+    fn = _EMITTERS.get(instruction.opcode)
+    if fn is None:
+        raise CompileError(f"{instruction.name}: the CPU backend has no elemental emitter "
+                           f"for {instruction.opcode.value}")
     value = fn(b, instruction, args, in_types)
     return T.round_to(b, value, out) if T.is_narrow_float(out) else value
 
@@ -138,8 +138,8 @@ def max_min_float(b, x, y, is_max: bool):
     strictly greater (smaller), so max(-0, +0) = -0, as std::max."""
     better = b.fcmp_ordered("<" if is_max else ">", x, y)
     picked = b.select(better, y, x)
-    return b.select(b.fcmp_unordered("uno", y, y), y, b.select(
-        b.fcmp_unordered("uno", x, x), x, picked))
+    return b.select(b.fcmp_unordered("uno", x, x), x, b.select(
+        b.fcmp_unordered("uno", y, y), y, picked))
 
 
 @emits(Op.CLAMP)
@@ -147,8 +147,8 @@ def _clamp(b, instruction, args, in_types):
     lo, x, hi = args
     t = in_types[1]
     if _is_float(t):
-        inner = max_min_float(b, x, lo, True)
-        result = max_min_float(b, inner, hi, False)
+        inner = b.select(b.fcmp_ordered("<", x, lo), lo, x)          # std::max(x, lo)
+        result = b.select(b.fcmp_ordered("<", inner, hi), inner, hi)  # std::min(hi, inner)
         # a NaN bound is the result even when x is a number (checked lo, x, hi)
         nan_hi = b.fcmp_unordered("uno", hi, hi)
         result = b.select(nan_hi, hi, result)
@@ -322,6 +322,12 @@ def convert(b, x, source: P, target: P):
         if _is_float(source):
             return b.fcmp_unordered("une", x, _const(x, 0.0))
         return b.icmp_unsigned("!=", x, _const(x, 0))
+    if T.is_narrow_float(target) and (source is P.F64 or source in _WIDE_INTS):
+        from xlapy.backends.cpu.elemental_extra import f64_to_narrow, int_to_narrow
+
+        if source is P.F64:
+            return f64_to_narrow(b, x, target)
+        return int_to_narrow(b, x, _signed(source), target)
     if _is_float(target):
         if _is_float(source):
             value = _float_resize(b, x, to_t)
@@ -339,6 +345,10 @@ def convert(b, x, source: P, target: P):
     if x.type.width > to_t.width:
         return b.trunc(x, to_t)
     return b.sext(x, to_t) if _signed(source) else b.zext(x, to_t)
+
+
+_WIDE_INTS = frozenset({P.S32, P.S64, P.U32, P.U64})
+"""Integers with more significant bits than f32 (narrower ones convert exactly)."""
 
 
 def _float_resize(b, x, to_t):
@@ -416,6 +426,10 @@ def float_function(b, name: str, args: list, ptype: P):
         value = _pow_fixups(b, wide[0], wide[1], libm(b, "pow", wide))
     else:
         value = libm(b, _LIBM[name], wide)
+    if T.is_narrow_float(ptype):
+        from xlapy.backends.cpu.elemental_extra import f64_to_f32_odd
+
+        return f64_to_f32_odd(b, value)     # the caller's rounding is then the only one
     return b.fptrunc(value, t) if str(t) == "float" else value
 
 
