@@ -93,8 +93,11 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if not kwargs and not self.static_argnums:   # the hot path: positional arrays
             try:
-                entry = self._fast.get(tuple([_FAST_KEY[type(x)](x) for x in args]))
-            except KeyError:   # a leaf that is not an array: take the general path
+                entry = self._fast.get(tuple([
+                    (x.shape, x.dtype, False) if type(x) is np.ndarray else
+                    (x._value.shape, x._value.dtype, x.weak_type) if type(x) is ConcreteArray
+                    else _not_an_array() for x in args]))
+            except (_NotAnArray, AttributeError):   # a scalar, a deleted array: general path
                 entry = None
             if entry is not None:
                 results = entry.executable.run(
@@ -383,11 +386,12 @@ def _flat_tree(n: int) -> TreeDef:
     return tree_flatten((tuple(range(n)), {}))[1]
 
 
-_FAST_KEY = {
-    ConcreteArray: lambda leaf: (leaf.value.shape, leaf.value.dtype, leaf.weak_type),
-    np.ndarray: lambda leaf: (leaf.shape, leaf.dtype, False),
-}
-"""Cache-key parts of the leaf types the hot path takes (as `_key` computes them)."""
+class _NotAnArray(Exception):
+    pass
+
+
+def _not_an_array():
+    raise _NotAnArray
 
 
 def _key(leaf) -> tuple:
