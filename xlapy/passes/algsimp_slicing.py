@@ -87,8 +87,11 @@ def concatenate_empty(op: HloInstruction, b: Rewriter) -> HloInstruction | None:
     kept = [x for x in op.operands if x.shape.element_count > 0]
     if len(kept) == len(op.operands):
         return None
-    if len(kept) <= 1:
-        return kept[0] if kept else op.operands[0]
+    if len(kept) == 1:
+        return kept[0]
+    if not kept:   # an empty result: only an operand of exactly its shape replaces it
+        same = [x for x in op.operands if x.shape.dimensions == op.shape.dimensions]
+        return same[0] if same else None
     return b.add(Op.CONCATENATE, kept, dimensions=op.attrs["dimensions"])
 
 

@@ -277,8 +277,9 @@ class Codegen:
             if splittable:
                 emit_nest(g, root, out, begin, end, tiled)
             else:   # outputs of different extents: one call does everything
+                first = out[0] if isinstance(out, list) else out
                 emit_nest(g, root, out, ir.Constant(T.I64, 0),
-                          ir.Constant(T.I64, outer_extent(out.shape)), tiled)
+                          ir.Constant(T.I64, outer_extent(first.shape)), tiled)
         b.ret_void()
         n = outer_extent(out_arrays[0].shape) if splittable else 1
         work = sum(a.shape.element_count for a in out_arrays) * _work_per_element(instruction)

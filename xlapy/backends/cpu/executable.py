@@ -163,21 +163,30 @@ class CpuExecutable(Executable):
             raise ExecutionError(f"{self.module.name}: {error}") from error
         if single is not None:
             return [out]
-        return [self._result(entry, buffers, args) for entry in self._results]
+        leaves = [self._result(entry, buffers, args) for entry in self._results]
+        return _nest(self.module.entry_computation.root_instruction.shape, leaves)
 
     def _result(self, entry, buffers, args):
         index, shape, kind, alloc, offset = entry
         if kind == "output":
             return _view(buffers[alloc], offset, shape)
-        if kind == "parameter":
+        if kind in ("parameter", "constant"):
+            # the result is (a bitcast of) a parameter or constant: its bytes, in the
+            # result's own shape and layout, copied (results are the caller's to keep)
             a = self.assignment.allocations[alloc]
-            value = args[a.parameter_number]
-            for i in a.parameter_index:
-                value = value[i]
-            return np.array(value, copy=True)
-        if kind == "constant":
-            instruction = self.assignment.allocations[alloc].values[0].buffer.instruction
-            return np.array(instruction.literal, dtype=shape.dtype, copy=True)
+            if kind == "parameter":
+                value = args[a.parameter_number]
+                for i in a.parameter_index:
+                    value = value[i]
+                source = self.module.entry_computation.parameter(a.parameter_number).shape
+                for i in a.parameter_index:
+                    source = source.tuple_shapes[i]
+            else:
+                instruction = a.values[0].buffer.instruction
+                value, source = instruction.literal, instruction.shape
+            axes, _ = _physical(source)
+            raw = np.ascontiguousarray(np.transpose(np.asarray(value, source.dtype), axes))
+            return _view(raw.reshape(-1).view(np.uint8), offset, shape).copy()
         if kind == "temp":
             return _view(self._arena, offset, shape).copy()
         raise ExecutionError(f"{self.module.name}: result {index} has no buffer")
@@ -208,6 +217,18 @@ def _address(array: np.ndarray, keep: list) -> int:
         contiguous = np.ascontiguousarray(array)
         keep.append(contiguous)
         return contiguous.ctypes.data
+
+
+def _nest(shape: Shape, leaves: list) -> list:
+    """The root's results as the interpreter gives them: one entry per top-level
+    element, nested tuples kept as tuples."""
+    if not shape.is_tuple:
+        return leaves
+    it = iter(leaves)
+
+    def build(s):
+        return tuple(build(t) for t in s.tuple_shapes) if s.is_tuple else next(it)
+    return [build(t) for t in shape.tuple_shapes]
 
 
 def _view(buffer: np.ndarray, offset: int, shape: Shape) -> np.ndarray:

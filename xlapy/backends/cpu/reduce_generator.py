@@ -131,6 +131,9 @@ def _add_compensated(b, total_slot, partial, compensation_slot) -> None:
     bigger = b.fcmp_ordered(">=", intrinsic(b, "fabs", [total]), intrinsic(b, "fabs", [partial]))
     lost = b.select(bigger, b.fadd(b.fsub(total, t), partial),
                     b.fadd(b.fsub(partial, t), total))
+    # past an infinity or NaN the sum is what it is; inf - inf must not poison it
+    finite = b.fcmp_ordered("<", intrinsic(b, "fabs", [t]), ir.Constant(t.type, float("inf")))
+    lost = b.select(finite, lost, ir.Constant(t.type, 0.0))
     b.store(b.fadd(b.load(compensation_slot), lost), compensation_slot)
     b.store(t, total_slot)
 
