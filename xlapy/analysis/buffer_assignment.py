@@ -18,6 +18,13 @@ instruction output a slice (allocation, offset, size) of one.
   read is this instruction; a while loop's state starts in its dead init
   value. Reading element i before writing element i keeps results exact.
   When the output is a result, the operand lives in the result's allocation.
+* A while body's root leaf i may be written straight into the loop state
+  (leaf i), as XLA's copy insertion leaves it when no copy is needed: when
+  it is written by such an in-place instruction over `get-tuple-element(
+  param, i)` (through bitcasts), the state leaf is read by nothing after that
+  instruction in the body, and the root holds that value at leaf i only. The
+  copy back at the end of the iteration is then a no-op, so a scan storing
+  one row per step touches the row, not the array. Otherwise it stays a copy.
 * Donated parameters (`input_output_alias`) hold their aliased output: it
   is written straight into the parameter's allocation when the parameter is
   no longer read by then (or is read elementwise by the very instruction
@@ -33,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xlapy.analysis.heap_simulator import ALIGNMENT, BufferInterval, HeapResult, best_fit_heap
-from xlapy.analysis.liveness import BufferKind, Index, Liveness, LogicalBuffer
+from xlapy.analysis.liveness import BufferKind, Index, Liveness, LogicalBuffer, forwards
 from xlapy.hlo.attributes import InputOutputAlias
 from xlapy.hlo.ir import HloInstruction, HloModule
 from xlapy.hlo.opcode import ELEMENTWISE, Opcode
@@ -91,9 +98,12 @@ class BufferAssignment:
     buffer_slices: dict[int, Slice]
     outputs: dict[Index, Slice]
     shared: list[tuple[HloInstruction, LogicalBuffer, LogicalBuffer]]
-    """(instruction, its output buffer, the dead operand buffer it overwrites)."""
+    """(instruction, its output buffer, the operand buffer it overwrites): a dead
+    operand, or a while's state leaf written by its body (see `in_loop_state`)."""
     donations: list[Donation]
     heap: HeapResult | None
+    in_loop_state: set[int] = field(default_factory=set)
+    """Ids of while-body root buffers that live in their loop's state memory."""
 
     def slice_of(self, instruction: HloInstruction, index: Index = ()) -> Slice | None:
         """The slice holding leaf `index` of `instruction`'s output (None: no memory,
@@ -119,7 +129,8 @@ class BufferAssignment:
     def to_text(self) -> str:
         """XLA's `buffer-assignment.txt` in spirit: each allocation with its index,
         size, kind and the values it holds (offset, size, shape, live range), the
-        total, the outputs written over dead operands, then each value's positions."""
+        total, the outputs written over an operand (dead, or a loop state), then each
+        value's positions."""
         lines = [f"BufferAssignment for module {self.module.name} "
                  f"(alignment {self.alignment}):"]
         for alloc in self.allocations:
@@ -131,8 +142,9 @@ class BufferAssignment:
         total = sum(a.size for a in self.allocations)
         lines += ["", f"Total bytes used: {total} ({human_bytes(total)})"]
         if self.shared:
-            lines += ["", "Outputs written over a dead operand:"]
+            lines += ["", "Outputs written over an operand (dead, or their loop state):"]
             lines += [f" {i.name}: {out.short_name()} over {old.short_name()}"
+                      + (" (loop state)" if out.id in self.in_loop_state else "")
                       for i, out, old in self.shared]
         for donation in self.donations:
             a = donation.alias
@@ -224,16 +236,18 @@ class _Assigner:
         self.slot = {b.id: b.id for b in liveness.buffers}
         self.consumed: set[int] = set()  # buffers an output already took over
         self.hosted: dict[int, LogicalBuffer] = {}  # temp slot -> the result holding it
+        self.in_state: set[int] = set()  # body root buffers living in their loop state
 
     def run(self) -> BufferAssignment:
         self._donate()
         if self.in_place:
+            self._write_loop_states_in_place()
             self._share_dead_operands()
         self._reuse_results()
         allocations, slices, heap = self._allocate()
         outputs = self._outputs(allocations, slices)
         return BufferAssignment(self.module, self.liveness, self.alignment, allocations, slices,
-                                outputs, self.shared, self.donations, heap)
+                                outputs, self.shared, self.donations, heap, set(self.in_state))
 
     # -- donated parameters --------------------------------------------------------------
     def _donate(self) -> None:
@@ -285,16 +299,19 @@ class _Assigner:
         init = loop.operands[0]
         for index, state in self.liveness.leaf_buffers(loop):
             old = self.liveness.buffer_at(init, index)
-            if old is None or not self._may_take_over(state, loop) or old.id in self.consumed:
+            if old is None or not self._may_take_over(state, loop) or old.id in self.consumed \
+                    or old.id in self.in_state:
                 continue
             if self.kind[old.id] is BufferKind.TEMP and self.end[old.id] == time \
                     and old.size == state.size:
                 self._take_over(loop, state, old)
 
     def _may_take_over(self, buffer: LogicalBuffer, instruction: HloInstruction) -> bool:
-        """`buffer` is written first by `instruction` and is a temporary or an output."""
+        """`buffer` is written first by `instruction` and is a temporary or an output
+        not already living in a loop state."""
         kind = self.kind[buffer.id]
         return buffer.instruction is instruction and buffer.id not in self.into_parameter \
+            and buffer.id not in self.in_state \
             and (kind is BufferKind.TEMP or kind is BufferKind.OUTPUT)
 
     def _take_over(self, instruction: HloInstruction, out: LogicalBuffer,
@@ -315,7 +332,7 @@ class _Assigner:
         for number in overwritable_operands(instruction):
             buffer = self.liveness.buffer_at(instruction.operands[number], ())
             if buffer is None or buffer in result or buffer.id in self.consumed \
-                    or self.kind[buffer.id] is not BufferKind.TEMP:
+                    or buffer.id in self.in_state or self.kind[buffer.id] is not BufferKind.TEMP:
                 continue
             if self.end[buffer.id] == time and self._overwritable(instruction, buffer):
                 result.append(buffer)
@@ -331,6 +348,55 @@ class _Assigner:
         return any(self.liveness.buffer_at(instruction.operands[n], ()) is buffer
                    for n in allowed)
 
+    # -- while bodies writing their loop state in place ---------------------------------------
+    def _write_loop_states_in_place(self) -> None:
+        for time, instruction in enumerate(self.liveness.sequence):
+            if instruction.opcode is not Opcode.WHILE \
+                    or time != self.liveness.times(instruction)[0]:
+                continue
+            for index, state in self.liveness.leaf_buffers(instruction):
+                out = self._state_writer(instruction, index, state)
+                if out is not None:
+                    self._into_state(out, state)
+
+    def _state_writer(self, loop: HloInstruction, index: Index,
+                      state: LogicalBuffer) -> LogicalBuffer | None:
+        """The body root's leaf `index` when it may be written into `state` (the loop's
+        leaf `index`, also the body parameter's): written in the body by one instruction
+        that may overwrite its `state` operand, read last there, and held by that root
+        leaf alone. None when unsure: the copy back stays."""
+        live, body = self.liveness, loop.attr("body")
+        if body is None or body is loop.attr("condition") \
+                or live.buffer_at(body.parameter(0), index) is not state \
+                or self.kind[state.id] not in (BufferKind.TEMP, BufferKind.OUTPUT):
+            return None
+        root = body.root_instruction
+        out = live.buffer_at(root, index)
+        if out is None or out is state or self.kind[out.id] is not BufferKind.TEMP \
+                or out.size != state.size or out.id in self.consumed:
+            return None
+        if [i for i, b in live.leaf_buffers(root) if b is out] != [index]:
+            return None  # the root holds that value twice
+        writer = out.instruction
+        others = [i for i, _ in out.positions if i is not writer and i.parent is body]
+        if writer.parent is not body or out.index != () \
+                or not all(forwards(i, live.bitcast_reshapes) for i in others):
+            return None  # written by anything else, or defined outside the body
+        if not self._overwritable(writer, state):
+            return None
+        time, _ = live.times(writer)
+        return None if live.read_times(state, time + 1, live.last_time(body)) else out
+
+    def _into_state(self, out: LogicalBuffer, state: LogicalBuffer) -> None:
+        """`out` lives in `state`'s memory: its arena slot, or the result or donated
+        parameter allocation holding `state`."""
+        self.in_state.add(out.id)
+        if self.kind[state.id] is BufferKind.OUTPUT:
+            self.hosted[self._find(out.id)] = state
+        else:
+            self.slot[self._find(out.id)] = self._find(state.id)
+        self.shared.append((out.instruction, out, state))
+
     # -- temporaries in a result's allocation ------------------------------------------------
     def _reuse_results(self) -> None:
         """Like XLA's MaybeAssignBuffer: a temporary (largest first) goes into the
@@ -341,7 +407,7 @@ class _Assigner:
         busy = {r.id: [(r.start, self.end[r.id])] for r in results}
         slots = self._temp_slots()
         for slot, members in slots.items():
-            if slot in self.hosted:
+            if slot in self.hosted and self.hosted[slot].id in busy:
                 busy[self.hosted[slot].id].append(self._span(members))
         free = [(slot, members) for slot, members in slots.items() if slot not in self.hosted]
         free.sort(key=lambda item: (-max(b.size for b in item[1]), self._span(item[1]), item[0]))
@@ -387,17 +453,17 @@ class _Assigner:
         for alloc in allocations:
             for value in alloc.values:
                 slices[value.buffer.id] = Slice(alloc.index, 0, value.size)
+        for out_id, param in self.into_parameter.items():
+            alloc = allocations[slices[param.id].allocation]
+            out = buffers[out_id]
+            alloc.values.append(AssignedValue(out, 0, out.size))
+            slices[out_id] = Slice(alloc.index, 0, out.size)
         for buffer in buffers:
             host = self.hosted.get(self._find(buffer.id))
             if host is not None and self.kind[buffer.id] is BufferKind.TEMP:
                 alloc = allocations[slices[host.id].allocation]
                 alloc.values.append(AssignedValue(buffer, 0, buffer.size))
                 slices[buffer.id] = Slice(alloc.index, 0, buffer.size)
-        for out_id, param in self.into_parameter.items():
-            alloc = allocations[slices[param.id].allocation]
-            out = buffers[out_id]
-            alloc.values.append(AssignedValue(out, 0, out.size))
-            slices[out_id] = Slice(alloc.index, 0, out.size)
         heap = self._pack_temps(allocations, slices)
         return allocations, slices, heap
 

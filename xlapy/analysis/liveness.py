@@ -31,7 +31,10 @@ The model, and why:
   a `while` owns its loop state, which is also its body's and condition's
   parameter (live from the loop's start to the last read of its result); the
   body root is copied into the state at the end of each iteration and the
-  init operand into it at the start. A `call`'s result is its callee's root
+  init operand into it at the start (buffer assignment may place a body root
+  leaf in the state's own memory when the state leaf is dead from the write of
+  that leaf on, so the copy is a no-op; here the root leaf stays a buffer of
+  its own, live within the body). A `call`'s result is its callee's root
   and the callee's parameters are the call's operands; a `conditional`'s
   branch parameters are its operands and its result is a copy of the taken
   branch's root. A computation called from several places gets copies in and
@@ -237,6 +240,24 @@ class Liveness:
     def last_time(self, computation: HloComputation) -> int:
         """When a computation run by control flow ends (its root is read then)."""
         return self._last_time[computation]
+
+    def read_times(self, buffer: LogicalBuffer, first: int, last: int) -> list[int]:
+        """Times in [first, last] at which `buffer`'s bytes are read: by an instruction
+        computing from its operands (forwarding ones only pass the memory on), or as
+        the root of a called computation ending then (copied out or taken over by the
+        caller). Buffer assignment asks it whether a value is still needed."""
+        ending: dict[int, list[HloComputation]] = {}
+        for computation, time in self._last_time.items():
+            ending.setdefault(time, []).append(computation)
+        times = []
+        for time in range(max(first, 0), min(last, self.end_time - 1) + 1):
+            instruction = self.sequence[time]
+            readers = [] if forwards(instruction, self.bitcast_reshapes) \
+                else list(instruction.operands)
+            readers += [c.root_instruction for c in ending.get(time, ())]
+            if any(leaf is buffer for reader in readers for _, leaf in self.leaf_buffers(reader)):
+                times.append(time)
+        return times
 
     def peak_live_bytes(self, kinds=(BufferKind.TEMP,)) -> int:
         """Most bytes of the given kinds live at one time, no fragmentation counted."""
