@@ -8,13 +8,19 @@ thread count) the function the dot emitter calls:
               T* B, i64 b_row_stride, i64 b_col_stride,    B[k, n]
               T* C, i64 ldc)                                C[m, n] = C[m * ldc + n]
 
-Strides are in elements and may be anything (transposes, slices, negative);
-C is overwritten (K = 0 gives zeros). f32 and f64 run the packed, blocked,
-vectorised kernel (`gemm_blocked`); the other types a simple loop nest
-(`gemm_simple`) with the interpreter's accumulation rules. When the product
-is big enough to pay for thread start-up, C is cut into `threads` bands of
-whole micro-tiles along N (or along M when M has more tiles) and each thread
-runs the single-threaded kernel on its band with its own packing buffers.
+Strides are in elements and may be anything (transposes, slices, negative,
+0 along a dimension of size 1); C is overwritten (K = 0 gives zeros) and
+must not overlap A or B. f32 and f64 run the packed, blocked, vectorised
+kernel (`gemm_blocked`, with `gemm_gemv` for matrix-vector shapes); the
+other types a simple loop nest (`gemm_simple`) with the interpreter's
+accumulation rules. When the product is big enough to pay for thread
+start-up, C is cut into `threads` bands of whole micro-tiles along N (or
+along M when M has more tiles) and each thread runs the single-threaded
+kernel on its band with its own packing buffers.
+
+Rounding: f32/f64 products are fused multiply-adds summed in the element
+type, in an order fixed by the blocking (deterministic for a given machine
+and thread count; threads split C, never a sum).
 """
 
 from __future__ import annotations

@@ -11,8 +11,11 @@
 
 Packing absorbs the operands' strides (transposes, slices), pads edge
 panels with zeros and gives the micro-kernel aligned unit-stride reads.
-Buffers come from `malloc`, sized to the problem; if malloc fails the
-simple loop nest computes the product instead, so the kernel never fails.
+When N spans at most two micro-tiles, A is read in place instead (its
+packing would cost as much as the product: the MNIST-sized x @ W), with
+one-vector tiles when N fits one vector. Matrix-vector shapes go to
+`gemm_gemv`. Buffers come from `malloc`, sized to the problem; if malloc
+fails the simple loop nest computes the product, so the kernel never fails.
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ import dataclasses
 
 import llvmlite.ir as ir
 
+from xlapy.backends.cpu.kernels.gemm_gemv import gemv
 from xlapy.backends.cpu.kernels.gemm_microkernel import (
     Blocking,
     element_bytes,
+    lane_mask,
+    masked_load,
     micro_kernel,
 )
 from xlapy.backends.cpu.loops import const, for_range
@@ -45,7 +51,8 @@ def blocked_gemm(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
                  fallback: ir.Function) -> ir.Function:
     """Single-threaded blocked GEMM of `element` (float/double) with `gemm_type`.
 
-    Three variants of the nest, chosen per call: A packed (the general case);
+    Matrix-vector products (M or N is 1) go to `gemm_gemv` when their layout
+    suits it. Three variants of the nest, chosen per call: A packed (the general case);
     A read in place when N spans at most two micro-tiles (packing A would
     cost as much as the product); and that with one-vector-wide tiles when N
     fits one vector (an MNIST-like x @ W with 10 outputs wastes less)."""
@@ -60,6 +67,8 @@ def blocked_gemm(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
         b.ret_void()
     with b.if_then(b.icmp_signed("<=", k, const(0)), likely=False):
         zero_matrix(b, m, n, c, ldc)
+        b.ret_void()
+    with b.if_then(gemv(b, blk.lanes, fn.args)):
         b.ret_void()
 
     narrow = dataclasses.replace(blk, nv=1)
@@ -164,25 +173,34 @@ def _packer(module: ir.Module, element: ir.Type, width: int, name: str) -> ir.Fu
         valid = imin(b, const(width), b.sub(extent, p))
         panel_src = b.gep(src, [b.mul(p, across)])
         panel_dst = b.gep(dst, [b.mul(p, kc)])
-        full_rows = b.and_(b.icmp_signed("==", valid, const(width)),
-                           b.icmp_signed("==", across, const(1)))
-        with b.if_else(full_rows) as (contiguous, strided):
+        full = b.icmp_signed("==", valid, const(width))
+        with b.if_else(b.icmp_signed("==", across, const(1))) as (contiguous, strided):
             with contiguous:
-                _copy_rows(b, element, width, kc, panel_src, along_k, panel_dst)
+                with b.if_else(full) as (whole, cut):
+                    with whole:
+                        _copy_rows(b, element, width, kc, panel_src, along_k, panel_dst, None)
+                    with cut:
+                        _copy_rows(b, element, width, kc, panel_src, along_k, panel_dst, valid)
             with strided:
                 _copy_columns(b, width, kc, valid, panel_src, across, along_k, panel_dst)
     b.ret_void()
     return fn
 
 
-def _copy_rows(b: ir.IRBuilder, element, width: int, kc, src, along_k, dst) -> None:
-    """A full panel whose `width` values per k are adjacent: one vector per k."""
-    vector_ptr = ir.VectorType(element, width).as_pointer()
+def _copy_rows(b: ir.IRBuilder, element, width: int, kc, src, along_k, dst, valid) -> None:
+    """A panel whose values per k are adjacent: one vector per k (with `valid`, a masked
+    load of the first `valid` lanes, zeros in the rest)."""
+    vector = ir.VectorType(element, width)
+    align = element_bytes(element)
+    mask = None if valid is None else lane_mask(b, valid, width)
     with for_range(b, const(0), kc, name="kv") as k:
-        row = b.load(b.bitcast(b.gep(src, [b.mul(k, along_k)]), vector_ptr),
-                     align=element_bytes(element))
-        b.store(row, b.bitcast(b.gep(dst, [b.mul(k, const(width))]), vector_ptr),
-                align=element_bytes(element))
+        source = b.bitcast(b.gep(src, [b.mul(k, along_k)]), vector.as_pointer())
+        if mask is None:
+            row = b.load(source, align=align)
+        else:
+            row = masked_load(b, source, mask, align)
+        b.store(row, b.bitcast(b.gep(dst, [b.mul(k, const(width))]), vector.as_pointer()),
+                align=align)
 
 
 def _copy_columns(b: ir.IRBuilder, width: int, kc, valid, src, across, along_k, dst) -> None:

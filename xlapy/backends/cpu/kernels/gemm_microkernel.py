@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import llvmlite.ir as ir
-from llvmlite.ir.values import FunctionAttributes
 
 from xlapy.backends.cpu.llvm_target import host_target
 from xlapy.backends.cpu.loops import Accumulator, const, for_range
@@ -86,13 +85,6 @@ def blocking(element_bytes: int, bits: int) -> Blocking:
     return Blocking(lanes=lanes, mr=mr, nv=nv, kc=kc, mc=mc, nc=nc)
 
 
-class _KernelAttributes(FunctionAttributes):
-    """llvmlite's attribute set plus the one string attribute the kernel needs:
-    without it LLVM splits 512-bit vectors on CPUs tuned to prefer 256 bits."""
-
-    _known = FunctionAttributes._known | {'"min-legal-vector-width"="512"'}
-
-
 def fma_intrinsic(module: ir.Module, vector: ir.VectorType) -> ir.Function:
     """`llvm.fmuladd`: one FMA instruction where the target has them (as BLAS does),
     a multiply and an add where it has not (never a libm `fma` call)."""
@@ -101,6 +93,40 @@ def fma_intrinsic(module: ir.Module, vector: ir.VectorType) -> ir.Function:
     if name in module.globals:
         return module.globals[name]
     return ir.Function(module, ir.FunctionType(vector, [vector] * 3), name)
+
+
+def lane_mask(b: ir.IRBuilder, count: ir.Value, lanes: int) -> ir.Value:
+    """<lanes x i1>: lane j is on when j < count (an i64; <= 0 turns every lane off)."""
+    indices = ir.Constant(ir.VectorType(I64, lanes), list(range(lanes)))
+    return b.icmp_signed("<", indices, splat(b, count, lanes))
+
+
+def masked_load(b: ir.IRBuilder, ptr: ir.Value, mask: ir.Value, align: int) -> ir.Value:
+    """`llvm.masked.load` of the vector at `ptr`: lanes off in `mask` are not read (no
+    fault past an edge) and come back as zero."""
+    vector = ptr.type.pointee
+    return b.call(_masked_intrinsic(b.module, "load", vector),
+                  [ptr, ir.Constant(I32, align), mask, ir.Constant(vector, None)])
+
+
+def masked_store(b: ir.IRBuilder, value: ir.Value, ptr: ir.Value, mask: ir.Value,
+                 align: int) -> None:
+    """`llvm.masked.store`: only the lanes on in `mask` are written."""
+    b.call(_masked_intrinsic(b.module, "store", value.type),
+           [value, ptr, ir.Constant(I32, align), mask])
+
+
+def _masked_intrinsic(module: ir.Module, kind: str, vector: ir.VectorType) -> ir.Function:
+    suffix = {"float": "f32", "double": "f64"}[str(vector.element)]
+    name = f"llvm.masked.{kind}.v{vector.count}{suffix}.p0"
+    if name in module.globals:
+        return module.globals[name]
+    mask = ir.VectorType(I1, vector.count)
+    if kind == "load":
+        signature = ir.FunctionType(vector, [vector.as_pointer(), I32, mask, vector])
+    else:
+        signature = ir.FunctionType(ir.VoidType(), [vector, vector.as_pointer(), I32, mask])
+    return ir.Function(module, signature, name)
 
 
 def micro_kernel_type(element: ir.Type) -> ir.FunctionType:
@@ -123,9 +149,7 @@ def micro_kernel(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
         return module.globals[name]
     fn = ir.Function(module, micro_kernel_type(element), name)
     fn.linkage = "internal"
-    fn.attributes = _KernelAttributes(["noinline", "nounwind"])
-    if blk.lanes * element_bytes(element) * 8 >= 512:
-        fn.attributes.add('"min-legal-vector-width"="512"')
+    fn.attributes.add("noinline")  # one copy, called from every macro-kernel tile
     kc, a, a_rs, a_cs, b_panel, c, ldc, mr, nr, first = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     tile = b.alloca(element, size=blk.mr * blk.nr, name="edge_tile")
