@@ -207,6 +207,30 @@ def test_threaded_bands(dtype, m, n, k, seed):
     check(run(threaded_kernel(dtype), a, b, dtype), a, b, dtype)
 
 
+@given(dtype=st.sampled_from(FLOATS), m=st.integers(8, 100), n=st.integers(1, 16),
+       k=st.integers(0, 40), b_layout=st.sampled_from(LAYOUTS), seed=st.integers(0, 2**16))
+def test_thin_products_over_a_column_major_a(dtype, m, n, k, b_layout, seed):
+    # gemm_thin: A's rows adjacent (a transposed view), N <= 16: vectors along M.
+    rng = np.random.default_rng(seed)
+    a = operand(rng, m, k, dtype, "col")
+    b = operand(rng, k, n, dtype, b_layout)
+    check(run(kernel(dtype), a, b, dtype), a, b, dtype)
+
+
+def test_thin_product_with_subnormals():
+    # The weight gradient of a trained softmax: x.T @ g with subnormal g. Each of the
+    # k roundings is at most half the smallest subnormal (2^-150) or a relative eps/2.
+    rng = np.random.default_rng(3)
+    x = rng.random((100, 784), dtype=np.float32)
+    g = (rng.standard_normal((100, 10)) * 1e-39).astype(np.float32)
+    exact = x.T.astype(np.float64) @ g.astype(np.float64)
+    c = run(kernel(np.float32), x.T, g, np.float32)
+    magnitude = x.T.astype(np.float64) @ np.abs(g.astype(np.float64))
+    bound = 100 * (2.0 ** -150 + 2.0 ** -24 * magnitude)
+    assert np.all(np.abs(c - exact) <= bound)
+    assert np.count_nonzero(c) > 0
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_simple_path_of_floats(dtype):
     rng = np.random.default_rng(5)

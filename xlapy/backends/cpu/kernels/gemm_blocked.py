@@ -14,8 +14,9 @@ panels with zeros and gives the micro-kernel aligned unit-stride reads.
 When N spans at most two micro-tiles, A is read in place instead (its
 packing would cost as much as the product: the MNIST-sized x @ W), with
 one-vector tiles when N fits one vector. Matrix-vector shapes go to
-`gemm_gemv`. Buffers come from `malloc`, sized to the problem; if malloc
-fails the simple loop nest computes the product, so the kernel never fails.
+`gemm_gemv`, few columns over a column-major A to `gemm_thin`. Buffers come
+from `malloc`, sized to the problem; if malloc fails the simple loop nest
+computes the product, so the kernel never fails.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from xlapy.backends.cpu.kernels.gemm_microkernel import (
     masked_load,
     micro_kernel,
 )
+from xlapy.backends.cpu.kernels.gemm_thin import thin
 from xlapy.backends.cpu.loops import const, for_range
 
 I8P = ir.IntType(8).as_pointer()
@@ -70,6 +72,8 @@ def blocked_gemm(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
         b.ret_void()
     with b.if_then(gemv(b, blk.lanes, fn.args)):
         b.ret_void()
+    with b.if_then(thin(b, blk.lanes, fn.args)):
+        b.ret_void()
 
     narrow = dataclasses.replace(blk, nv=1)
     in_place = b.icmp_signed("<=", n, const(2 * blk.nr))
@@ -89,8 +93,8 @@ def blocked_gemm(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
 
     with b.if_else(in_place) as (a_in_place, a_packed):
         with a_in_place:
-            with b.if_else(b.icmp_signed("<=", n, const(narrow.nr))) as (thin, wide):
-                with thin:
+            with b.if_else(b.icmp_signed("<=", n, const(narrow.nr))) as (one_vector, wide):
+                with one_vector:
                     _loop_nest(b, fn.args, narrow, name, None, b_pack)
                 with wide:
                     _loop_nest(b, fn.args, blk, name, None, b_pack)
