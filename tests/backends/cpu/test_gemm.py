@@ -232,6 +232,34 @@ def test_thin_product_with_subnormals():
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+def test_thin_product_recomputes_unscaled_when_scaling_overflows(dtype):
+    # B's subnormals make the kernel scale B up by 2^s; with a huge A the scaled sums
+    # overflow, and the product must come out as computed unscaled (finite here).
+    info = np.finfo(dtype)
+    a = np.full((40, 3), info.max / 8, dtype).T.copy().T    # column-major, huge
+    b = np.zeros((3, 2), dtype)
+    b[0, 0] = info.smallest_subnormal * 4
+    b[1, 1] = 1.0
+    c = run(kernel(dtype), a, b, dtype)
+    np.testing.assert_array_equal(c[:, 1], a[:, 1])
+    assert np.all(np.isfinite(c))
+    np.testing.assert_array_equal(c[:, 0], (a[:, 0].astype(np.float64) * float(b[0, 0]))
+                                  .astype(dtype) if dtype is np.float32 else a[:, 0] * b[0, 0])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_thin_product_with_nan_in_b(dtype):
+    rng = np.random.default_rng(4)
+    a = operand(rng, 40, 5, dtype, "col")
+    b = operand(rng, 5, 3, dtype, "row")
+    b[0, 0] = np.finfo(dtype).smallest_subnormal
+    b[2, 1] = np.nan
+    c = run(kernel(dtype), a, b, dtype)
+    assert np.all(np.isnan(c[:, 1]))
+    check(c[:, [0, 2]], a, b[:, [0, 2]], dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 def test_simple_path_of_floats(dtype):
     rng = np.random.default_rng(5)
     for m, n, k in [(0, 3, 2), (3, 0, 2), (4, 5, 0), (7, 9, 13), (1, 1, 1)]:

@@ -34,11 +34,11 @@ from xlapy.backends.cpu.kernels.gemm_microkernel import (
     micro_kernel,
 )
 from xlapy.backends.cpu.kernels.gemm_thin import thin
+from xlapy.backends.cpu.kernels.heap import aligned_malloc, free
 from xlapy.backends.cpu.loops import const, for_range
 
 I8P = ir.IntType(8).as_pointer()
 I64 = ir.IntType(64)
-_ALIGN = 64
 """Packed buffers start on a cache line (and a 512-bit vector)."""
 
 
@@ -238,21 +238,3 @@ def zero_matrix(b: ir.IRBuilder, m, n, c, ldc) -> None:
         row = b.gep(c, [b.mul(i, ldc)])
         with for_range(b, const(0), n, name="zn") as j:
             b.store(zero, b.gep(row, [j]))
-
-
-def libc(module: ir.Module, name: str, ret: ir.Type, args: list) -> ir.Function:
-    if name in module.globals:
-        return module.globals[name]
-    return ir.Function(module, ir.FunctionType(ret, args), name)
-
-
-def aligned_malloc(b: ir.IRBuilder, count: ir.Value, element: ir.Type):
-    """(raw i8* to free, T* aligned to 64 bytes) for `count` elements; raw may be null."""
-    malloc = libc(b.module, "malloc", I8P, [I64])
-    raw = b.call(malloc, [b.add(b.mul(count, const(element_bytes(element))), const(_ALIGN))])
-    address = b.and_(b.add(b.ptrtoint(raw, I64), const(_ALIGN - 1)), const(-_ALIGN))
-    return raw, b.inttoptr(address, element.as_pointer())
-
-
-def free(b: ir.IRBuilder, raw: ir.Value) -> None:
-    b.call(libc(b.module, "free", ir.VoidType(), [I8P]), [raw])

@@ -135,13 +135,6 @@ def undefined(ptype: P):
     return ir.Constant(t, ir.Undefined)
 
 
-def libc(module: ir.Module, name: str, ret: ir.Type, args: list) -> ir.Function:
-    fn = module.globals.get(name)
-    if fn is None:
-        fn = ir.Function(module, ir.FunctionType(ret, args), name)
-    return fn
-
-
 # -- dynamic-update-slice ------------------------------------------------------------------
 @special(Op.DYNAMIC_UPDATE_SLICE)
 def dynamic_update_slice(cg, instruction) -> bool:

@@ -30,7 +30,8 @@ from xlapy.backends.cpu.elemental_complex import divide, multiply
 from xlapy.backends.cpu.elemental_extra import f64_to_narrow
 from xlapy.backends.cpu.intrinsics import intrinsic
 from xlapy.backends.cpu.ir_array import IrArray
-from xlapy.backends.cpu.kernels.in_place import discarded_on_error, libc, new_kernel
+from xlapy.backends.cpu.kernels.heap import libc
+from xlapy.backends.cpu.kernels.in_place import discarded_on_error, new_kernel
 from xlapy.backends.cpu.loops import for_range
 from xlapy.backends.cpu.special_kernels import special
 from xlapy.hlo.attributes import TriangularSolveTranspose

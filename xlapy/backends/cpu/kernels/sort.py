@@ -25,9 +25,9 @@ import numpy as np
 
 from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.ir_array import IrArray, minor_to_major, strides
+from xlapy.backends.cpu.kernels.heap import libc
 from xlapy.backends.cpu.kernels.in_place import (
     check_scalar_computation,
-    libc,
     new_kernel,
     undefined,
 )
