@@ -22,8 +22,16 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu.math import erf, exp_log, hyperbolic, power, trig
-from xlapy.backends.cpu.math.common import F32, F64, element_of, in_double, in_double2
+from xlapy.backends.cpu.math import erf, exp_log, float32, hyperbolic, power, trig
+from xlapy.backends.cpu.math.common import (
+    F32,
+    F64,
+    Lanes,
+    element_of,
+    in_double,
+    in_double2,
+    lanes_of,
+)
 
 UNARY = {
     "exponential": exp_log.exp,
@@ -40,6 +48,17 @@ UNARY = {
     "cbrt": power.cbrt,
 }
 """HLO name -> kernel(lanes, x_as_double, is_f32) -> double."""
+
+NATIVE_F32 = {
+    "exponential": float32.exp,
+    "exponential-minus-one": float32.expm1,
+    "log": float32.log,
+    "log-plus-one": float32.log1p,
+    "tanh": float32.tanh,
+    "logistic": float32.logistic,
+    "erf": float32.erf,
+}
+"""HLO name -> kernel(f32 lanes, x) -> f32, for the functions f32 evaluates in f32."""
 
 BINARY = {
     "power": power.pow_,
@@ -60,6 +79,8 @@ def _check(name: str, table: dict, *values: ir.Value) -> None:
 def emit_unary(name: str, builder: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """The IR for HLO function `name` applied to x (same type in and out)."""
     _check(name, UNARY, x)
+    if element_of(x.type) == F32 and name in NATIVE_F32:
+        return NATIVE_F32[name](Lanes(builder, lanes_of(x.type), F32, fused=True), x)
     return in_double(builder, x, UNARY[name])
 
 

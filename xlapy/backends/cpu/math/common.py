@@ -46,20 +46,29 @@ def bits_of_double(value: float) -> int:
 
 
 class Lanes:
-    """Double (and i64) arithmetic on values with `lanes` lanes (None: scalar)."""
+    """Float arithmetic (double by default, or float) and the same-width integer
+    arithmetic on values with `lanes` lanes (None: scalar)."""
 
-    def __init__(self, builder: ir.IRBuilder, lanes: int | None):
+    def __init__(self, builder: ir.IRBuilder, lanes: int | None, element: ir.Type = F64,
+                 fused: bool = False):
         self.b = builder
+        self.fused = fused
+        """madd (and so horner) as `llvm.fmuladd`: one FMA where the target has it."""
         self.lanes = lanes
-        self.f64 = shaped(F64, lanes)
-        self.i64 = shaped(I64, lanes)
+        self.element = element
+        self.int_element = I32 if element == F32 else I64
+        self.ftype = shaped(element, lanes)
+        self.itype = shaped(self.int_element, lanes)
+        self.mantissa = 23 if element == F32 else 52
+        """Explicit significand bits."""
+        self.bias = 127 if element == F32 else 1023
 
     # -- constants ------------------------------------------------------------------------
     def c(self, value: float) -> ir.Constant:
-        return self._splat(F64, float(value))
+        return self._splat(self.element, float(value))
 
     def ci(self, value: int) -> ir.Constant:
-        return self._splat(I64, int(value) & (2**64 - 1))
+        return self._splat(self.int_element, int(value) & (2**self.int_element.width - 1))
 
     def _splat(self, element, value):
         if self.lanes is None:
@@ -78,6 +87,12 @@ class Lanes:
 
     def div(self, a, b):
         return self.b.fdiv(a, b)
+
+    def madd(self, a, b, c):
+        """a·b + c: fused (one rounding) where the target has FMA and `fused` is set."""
+        if self.fused:
+            return intrinsic(self.b, "fmuladd", [a, b, c])
+        return self.add(self.mul(a, b), c)
 
     def neg(self, a):
         return self.b.fneg(a)
@@ -130,42 +145,45 @@ class Lanes:
 
     # -- bits -----------------------------------------------------------------------------
     def bits(self, a):
-        return self.b.bitcast(a, self.i64)
+        return self.b.bitcast(a, self.itype)
 
     def from_bits(self, i):
-        return self.b.bitcast(i, self.f64)
+        return self.b.bitcast(i, self.ftype)
 
     def to_int(self, a):
         """fptosi for a value known to be an in-range integer, or NaN (which gives 0):
         fptosi of NaN is poison, which must never reach a select."""
-        return self.b.fptosi(self.select(self.isnan(a), self.c(0.0), a), self.i64)
+        return self.b.fptosi(self.select(self.isnan(a), self.c(0.0), a), self.itype)
 
     def to_float(self, i):
-        return self.b.sitofp(i, self.f64)
+        return self.b.sitofp(i, self.ftype)
 
     def pow2(self, k):
-        """2^k for an i64 k in the normal range [-1022, 1023]."""
-        return self.from_bits(self.b.shl(self.b.add(k, self.ci(1023)), self.ci(52)))
+        """2^k for an integer k in the normal range ([-1022, 1023] for double)."""
+        return self.from_bits(self.b.shl(self.b.add(k, self.ci(self.bias)),
+                                         self.ci(self.mantissa)))
 
     def scale(self, y, k):
-        """y·2^k for k in [-2044, 2046], rounding once: the two factors are normal, the
-        first product exact, so results in the subnormal range and overflow come out
-        right."""
+        """y·2^k for k in twice the normal range ([-2044, 2046] for double), rounding
+        once: the two factors are normal, the first product exact, so results in the
+        subnormal range and overflow come out right."""
         half = self.b.ashr(k, self.ci(1))
         return self.mul(self.mul(y, self.pow2(half)), self.pow2(self.b.sub(k, half)))
 
     def high_half(self, a):
         """`a` rounded to 26 significant bits, so that `a - high_half(a)` has at most
-        26 too and products of two halves are exact (finite a below 2^1023)."""
-        rounded = self.b.add(self.bits(a), self.ci(1 << 26))
-        return self.from_bits(self.b.and_(rounded, self.ci(~((1 << 27) - 1))))
+        26 too and products of two halves are exact (finite a below 2^1023); for
+        float 12 bits."""
+        low = self.mantissa - (self.mantissa - 1) // 2
+        rounded = self.b.add(self.bits(a), self.ci(1 << (low - 1)))
+        return self.from_bits(self.b.and_(rounded, self.ci(~((1 << low) - 1))))
 
     # -- polynomials and error-free transformations -----------------------------------------
     def horner(self, x, coeffs):
         """Σ coeffs[i]·x^i, Horner's scheme."""
         acc = self.c(coeffs[-1])
         for coefficient in reversed(coeffs[:-1]):
-            acc = self.add(self.mul(acc, x), self.c(coefficient))
+            acc = self.madd(acc, x, self.c(coefficient))
         return acc
 
     def two_sum(self, a, b):
@@ -211,7 +229,7 @@ def in_double(builder: ir.IRBuilder, x: ir.Value, kernel) -> ir.Value:
     accuracy, which makes them nearly correctly rounded at half the vector width."""
     lanes = Lanes(builder, lanes_of(x.type))
     is_f32 = element_of(x.type) == F32
-    xd = builder.fpext(x, lanes.f64) if is_f32 else x
+    xd = builder.fpext(x, lanes.ftype) if is_f32 else x
     y = kernel(lanes, xd, is_f32)
     return builder.fptrunc(y, x.type) if is_f32 else y
 
@@ -220,7 +238,7 @@ def in_double2(builder: ir.IRBuilder, x: ir.Value, y: ir.Value, kernel) -> ir.Va
     """`in_double` for a binary function."""
     lanes = Lanes(builder, lanes_of(x.type))
     is_f32 = element_of(x.type) == F32
-    xd = builder.fpext(x, lanes.f64) if is_f32 else x
-    yd = builder.fpext(y, lanes.f64) if is_f32 else y
+    xd = builder.fpext(x, lanes.ftype) if is_f32 else x
+    yd = builder.fpext(y, lanes.ftype) if is_f32 else y
     z = kernel(lanes, xd, yd, is_f32)
     return builder.fptrunc(z, x.type) if is_f32 else z

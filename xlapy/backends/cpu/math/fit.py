@@ -9,6 +9,8 @@ xlapy.backends.cpu.math.fit`; nothing here runs when a program is compiled.
 
 from __future__ import annotations
 
+import struct
+
 import mpmath as mp
 
 mp.mp.dps = 40
@@ -81,18 +83,50 @@ def remez(f, powers, a, b, weight=lambda x: 1, iterations=12, grid=1500):
     return coeffs
 
 
-def rounded_error(f, powers, a, b, weight, coeffs, samples=4000) -> float:
-    """max |w·(f - p)| on [a, b] with the coefficients rounded to doubles."""
-    doubles = [mp.mpf(float(c)) for c in coeffs]
-    err = _error(f, powers, weight, doubles)
+def to_single(c) -> float:
+    """c rounded to the nearest float32 (as a Python float)."""
+    return float(struct.unpack("<f", struct.pack("<f", float(c)))[0])
+
+
+def remez_single(f, powers, a, b, weight=lambda x: 1):
+    """Minimax coefficients for float32 code: rounded to float32 one at a time, lowest
+    power first, the rest refitted after each rounding so they absorb its error
+    (rounding all at once costs the f32 fits several bits). Where a refit has no
+    alternating solution (no constant term left on an interval around 0) the
+    last fit's remaining coefficients are rounded as they are."""
+    fixed: list = []
+
+    def rest(x):
+        return f(x) - sum(c * x ** p for c, p in zip(fixed, powers))
+
+    fit = remez(f, powers, a, b, weight)
+    for i in range(len(powers)):
+        try:
+            refit = remez(rest, powers[i:], a, b, weight)
+        except ZeroDivisionError:
+            refit = None
+        if refit is not None and rounded_error(rest, powers[i:], a, b, weight, refit) < \
+                rounded_error(rest, powers[i:], a, b, weight, fit[i:]):
+            fit = fit[:i] + refit
+        fixed.append(mp.mpf(to_single(fit[i])))
+    return fixed
+
+
+def rounded_error(f, powers, a, b, weight, coeffs, samples=4000, single=False) -> float:
+    """max |w·(f - p)| on [a, b] with the coefficients rounded to doubles (to floats
+    for `single`)."""
+    rounded = [mp.mpf(to_single(c) if single else float(c)) for c in coeffs]
+    err = _error(f, powers, weight, rounded)
     return float(max(abs(v) for _, v in _extrema(err, mp.mpf(a), mp.mpf(b), samples)))
 
 
 def show(name, f, powers, a, b, weight=lambda x: 1):
-    coeffs = remez(f, powers, a, b, weight)
-    e = rounded_error(f, powers, a, b, weight, coeffs)
+    """Fit and print one problem; names ending in 32 get float32 coefficients."""
+    single = name.endswith("32")
+    coeffs = (remez_single if single else remez)(f, powers, a, b, weight)
+    e = rounded_error(f, powers, a, b, weight, coeffs, single=single)
     print(f"{name}: max weighted error {e:.3g} (2^{float(mp.log(e, 2)) if e else -999:.1f})")
-    print("    (" + ", ".join(repr(float(c)) for c in coeffs) + ")")
+    print("    (" + ", ".join(repr(to_single(c) if single else float(c)) for c in coeffs) + ")")
     return coeffs
 
 

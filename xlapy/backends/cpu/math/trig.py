@@ -156,7 +156,7 @@ def _gather(v: Lanes, table: ir.GlobalVariable, index):
     zero = ir.Constant(ir.IntType(64), 0)
     if v.lanes is None:
         return b.load(b.gep(table, [zero, index], inbounds=True))
-    out = ir.Constant(v.f64, ir.Undefined)
+    out = ir.Constant(v.ftype, ir.Undefined)
     for lane in range(v.lanes):
         k = ir.Constant(ir.IntType(32), lane)
         value = b.load(b.gep(table, [zero, b.extract_element(index, k)], inbounds=True))
