@@ -28,10 +28,14 @@ def _initialise() -> None:
 
 @functools.cache
 def host_target() -> tuple[str, str, str]:
-    """(triple, cpu name, feature string) of this machine."""
+    """(triple, cpu name, feature string) of this machine. Where it has AVX-512,
+    LLVM's tuning preference for 256-bit vectors is turned off: the fused loops'
+    math is compute-bound and runs up to twice as fast in 512-bit registers."""
     _initialise()
-    return llvm.get_process_triple(), llvm.get_host_cpu_name(), \
-        llvm.get_host_cpu_features().flatten()
+    features = llvm.get_host_cpu_features().flatten()
+    if "+avx512f" in features.split(","):
+        features += ",-prefer-256-bit"
+    return llvm.get_process_triple(), llvm.get_host_cpu_name(), features
 
 
 @functools.cache
