@@ -1,7 +1,8 @@
 """Running a compiled module: one foreign call per execution.
 
 The allocation table is a ctypes array made once; each call fills in the
-parameters' addresses and fresh output buffers, reuses the temporary arena
+parameters' addresses and output buffers (fresh, or recycled from results the
+caller has dropped: `output_recycler`), reuses the temporary arena
 (a second arena is made only when the executable is re-entered from
 another thread), calls `xlapy_entry`, and hands the output buffers back as
 NumPy arrays without copying. Parameters and results in a non-row-major
@@ -18,6 +19,7 @@ import numpy as np
 from xlapy.analysis.buffer_assignment import BufferAssignment
 from xlapy.backends.base import Executable
 from xlapy.backends.cpu.ir_array import minor_to_major
+from xlapy.backends.cpu.output_recycler import OutputRecycler
 from xlapy.errors import ExecutionError
 from xlapy.hlo.ir import HloModule
 from xlapy.hlo.shape import Shape
@@ -25,6 +27,7 @@ from xlapy.hlo.shape import Shape
 _ENTRY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 _FALLBACK_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p)
 _ALIGN = 64
+_FRESH = OutputRecycler(keep=False)
 
 
 def _aligned(nbytes: int) -> np.ndarray:
@@ -83,6 +86,10 @@ class CpuExecutable(Executable):
         if all(not leaf and _physical(shape)[1] for _, _, leaf, shape in self._params):
             self._simple_params = [(alloc, number) for alloc, number, _, _ in self._params]
         self._single = self._single_output()
+        if self._single is not None:
+            _, dims, dtype = self._single
+            self._single_bytes = int(np.prod(dims, dtype=np.int64)) * np.dtype(dtype).itemsize
+        self._recycler = OutputRecycler()
 
     # -- planning ---------------------------------------------------------------------
     def _result_plan(self, module, assignment):
@@ -147,14 +154,16 @@ class CpuExecutable(Executable):
                     value = np.transpose(value, axes)
                 table[alloc] = _address(value, keep)
         single = self._single
+        recycler = self._recycler if table is self._table else _FRESH
         if single is not None:
-            out = np.empty(single[1], single[2])
-            table[single[0]] = _address(out, keep)
+            alloc, dims, dtype = single
+            out = recycler.buffer(alloc, self._single_bytes).view(dtype).reshape(dims)
+            table[alloc] = out.ctypes.data
             buffers = None
         else:
             buffers = {}
             for alloc, size in self._outputs:
-                buf = _aligned(size)
+                buf = recycler.buffer(alloc, size)
                 buffers[alloc] = buf
                 table[alloc] = buf.ctypes.data
         self._entry(table_address, self._fallback_address)

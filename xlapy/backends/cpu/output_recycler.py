@@ -1,0 +1,51 @@
+"""Large result buffers reused once the caller has let go of them.
+
+A fresh 64 MB output costs more than the kernel that fills it: the C library
+maps big allocations straight from the kernel and unmaps them on free, so
+every execution page-faults its whole output in again (16k faults, ~8 ms, for
+a loop that runs in 5). An executable therefore keeps the buffer behind each
+large result it returned; at the next execution, if nothing but the recycler
+still refers to it (the caller dropped the array and every view of it), it is
+handed out again instead of a new one. Results are never shared: a buffer
+the caller still holds, through any view, is left alone.
+
+The cost is memory: after the caller drops a result, its buffer stays until
+the executable runs again or is freed.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+MIN_BYTES = 1 << 20
+"""Smaller buffers come from malloc's free lists, without page faults."""
+MAX_BYTES = 1 << 30
+"""Larger ones are not worth pinning."""
+_ALIGN = 64
+
+
+class OutputRecycler:
+    """One spare buffer per output allocation; not thread-safe (callers hold a lock)."""
+
+    def __init__(self, keep: bool = True):
+        self._kept: dict[int, np.ndarray] = {}
+        self._keep = keep
+
+    def buffer(self, key: int, nbytes: int) -> np.ndarray:
+        """A 64-byte-aligned uint8 array of `nbytes` for output `key`: the kept one when
+        nobody else holds it, else a new one (kept in its place when large)."""
+        kept = self._kept.get(key)
+        # references to `kept`: the dict, this local, getrefcount's argument
+        if kept is not None and kept.nbytes - _ALIGN >= nbytes and sys.getrefcount(kept) <= 3:
+            return _aligned_view(kept, nbytes)
+        raw = np.empty(nbytes + _ALIGN, np.uint8)
+        if self._keep and MIN_BYTES <= nbytes <= MAX_BYTES:
+            self._kept[key] = raw
+        return _aligned_view(raw, nbytes)
+
+
+def _aligned_view(raw: np.ndarray, nbytes: int) -> np.ndarray:
+    start = (-raw.ctypes.data) % _ALIGN
+    return raw[start:start + nbytes]
