@@ -1,13 +1,13 @@
 """Parallel loops in the generated code, on POSIX threads.
 
 A parallel loop is a task function `void task(i8* ctx, i64 begin, i64 end)`
-run over [0, n): `xlapy_parallel_for(task, ctx, n, threads)` cuts the range
-into `threads` contiguous chunks, starts a thread per chunk but the first,
-runs the first itself and joins the rest. It is emitted into each LLVM module
-that needs it (a few dozen instructions), so a compiled module — JIT or an
-ahead-of-time object — depends on libc's `pthread_create`/`pthread_join`
-only. A thread that cannot be started has its chunk run by the caller, so
-the loop always completes. Starting threads costs some tens of microseconds:
+run over [0, n): `parallel_for(task, ctx, n, threads)` cuts the range into
+`threads` contiguous chunks, runs the first itself and the others on the
+persistent workers of `thread_pool` (or, when the pool is taken, on a thread
+started per chunk and joined: `spawning_parallel_for`). A compiled module —
+JIT or an ahead-of-time object — depends on libc's pthreads only. A thread
+that cannot be started has its chunk run by the caller, so the loop always
+completes. Handing a chunk to a pool worker costs a few microseconds:
 callers decide with `worth_parallelising` whether a loop pays for that.
 """
 
@@ -22,9 +22,11 @@ TASK_TYPE = ir.FunctionType(ir.VoidType(), [I8P, I64, I64])
 """void task(i8* ctx, i64 begin, i64 end)"""
 MAX_THREADS = 256
 PARALLEL_FOR = "xlapy_parallel_for"
+SPAWN = "xlapy_parallel_for_spawn"
 
-_WORK_PER_THREAD = 1 << 17
-"""Roughly: element operations a thread must get for its start-up to pay."""
+_WORK_PER_THREAD = 1 << 14
+"""Roughly: element operations a thread must get for handing it a chunk (~2 us on
+the pool) to pay."""
 
 
 def worth_parallelising(work: int, threads: int) -> int:
@@ -35,13 +37,30 @@ def worth_parallelising(work: int, threads: int) -> int:
 
 
 def parallel_for(module: ir.Module) -> ir.Function:
-    """`void xlapy_parallel_for(task*, i8* ctx, i64 n, i64 threads)`, emitted once."""
+    """`void (task*, i8* ctx, i64 n, i64 threads)` running a parallel loop on the
+    worker pool (`thread_pool`): the process's shared one for JIT modules (they
+    carry `xlapy_runtime`), else one emitted into `module` once."""
+    runtime = getattr(module, "xlapy_runtime", None)
+    if runtime is not None:
+        from xlapy.backends.cpu.runtime_library import pool_declaration
+
+        return pool_declaration(module)
     if PARALLEL_FOR in module.globals:
         return module.globals[PARALLEL_FOR]
+    from xlapy.backends.cpu.thread_pool import pool_parallel_for
+
+    return pool_parallel_for(module, PARALLEL_FOR, TASK_TYPE, spawning_parallel_for(module))
+
+
+def spawning_parallel_for(module: ir.Module) -> ir.Function:
+    """`void xlapy_parallel_for_spawn(task*, i8* ctx, i64 n, i64 threads)`: a thread
+    per chunk but the first, joined; what the pool falls back on. Emitted once."""
+    if SPAWN in module.globals:
+        return module.globals[SPAWN]
     task_ptr = TASK_TYPE.as_pointer()
     closure = ir.LiteralStructType([task_ptr, I8P, I64, I64])
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [task_ptr, I8P, I64, I64]),
-                     PARALLEL_FOR)
+                     SPAWN)
     fn.linkage = "internal"
     worker = _worker(module, closure)
     pthread_create = _declare(module, "pthread_create", I32,

@@ -18,10 +18,11 @@ import llvmlite.ir as ir
 
 from xlapy.backends.cpu import ir_types as T
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()   # building the GEMM builds the pool
 _LOADED: dict[str, object] = {}   # symbol -> LoadedObject keeping its code alive
 GEMM_ARGS = [T.I64, T.I64, T.I64, None, T.I64, T.I64, None, T.I64, T.I64, None, T.I64]
 FAST_GEMM_TYPES = ("float32", "float64")
+POOL_SYMBOL = "xlapy_rt_parallel_for"
 
 
 def gemm_symbol(dtype, threads: int) -> str:
@@ -48,11 +49,43 @@ def gemm_declaration(module: ir.Module, dtype, threads: int) -> ir.Function:
 
 
 def ensure(needs) -> None:
-    """Load what a cached object calls: [("gemm", dtype, threads), ...]."""
+    """Load what a cached object calls: [("gemm", dtype, threads), ("pool", "", 0)]."""
     for kind, dtype, threads in needs:
-        if kind != "gemm":
+        if kind == "pool":
+            ensure_pool()
+        elif kind == "gemm":
+            ensure_gemm(dtype, int(threads))
+        else:
             raise ValueError(f"unknown runtime kernel {kind!r}")
-        ensure_gemm(dtype, int(threads))
+
+
+def pool_declaration(module: ir.Module) -> ir.Function:
+    """The process's thread-pool `parallel_for`, declared in `module`."""
+    from xlapy.backends.cpu.parallel import TASK_TYPE
+
+    ensure_pool()
+    module.xlapy_runtime.add(("pool", "", 0))
+    if POOL_SYMBOL in module.globals:
+        return module.globals[POOL_SYMBOL]
+    return ir.Function(module, ir.FunctionType(ir.VoidType(), [TASK_TYPE.as_pointer(), T.I8P,
+                                                               T.I64, T.I64]), POOL_SYMBOL)
+
+
+def ensure_pool() -> None:
+    """Build, load and register the shared thread pool once."""
+    with _LOCK:
+        if POOL_SYMBOL in _LOADED:
+            return
+        from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, new_module
+        from xlapy.backends.cpu.parallel import TASK_TYPE, spawning_parallel_for
+        from xlapy.backends.cpu.thread_pool import pool_parallel_for
+
+        module = new_module(POOL_SYMBOL)
+        pool_parallel_for(module, POOL_SYMBOL, TASK_TYPE, spawning_parallel_for(module),
+                          linkage="external")
+        loaded = LoadedObject(_cached_object(POOL_SYMBOL, module, compile_to_object))
+        llvm.add_symbol(POOL_SYMBOL, loaded.address(POOL_SYMBOL))
+        _LOADED[POOL_SYMBOL] = loaded
 
 
 def ensure_gemm(dtype, threads: int) -> None:
@@ -65,6 +98,7 @@ def ensure_gemm(dtype, threads: int) -> None:
         from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, new_module
 
         module = new_module(name)
+        module.xlapy_runtime = set()   # its parallel bands run on the shared pool
         inner = gemm_function(module, dtype, threads)
         wrapper = ir.Function(module, inner.function_type, name)
         b = ir.IRBuilder(wrapper.append_basic_block("entry"))

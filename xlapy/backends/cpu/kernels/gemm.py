@@ -40,9 +40,9 @@ I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 I8P = ir.IntType(8).as_pointer()
 
-MACS_PER_THREAD = 1 << 21
-"""Multiply-adds a thread must get before starting it (~20 us) pays: the blocked
-kernel does about 2e9 of them per second and core, so 2M take ~1 ms."""
+MACS_PER_THREAD = 1 << 16
+"""Multiply-adds a thread must get before handing it a band (~2 us on the pool)
+pays: the kernels do 2-10e9 of them per second and core, so 64k take 5-30 us."""
 
 
 def gemm_function(module: ir.Module, dtype, threads: int) -> ir.Function:

@@ -1,0 +1,260 @@
+"""A persistent pool of worker threads behind `parallel_for`, in LLVM IR.
+
+Starting a thread per chunk costs tens of microseconds, more than a whole
+kernel of a small model's training step. The pool's workers are started on
+first use and stay: between jobs each spins briefly on the job counter (a
+kernel that follows within microseconds finds it awake), then sleeps on a
+condition variable. One job runs at a time:
+
+    caller                                  worker i (1 <= i < threads)
+    lock; publish task, ctx, n, threads;    sees the generation change
+      generation += 1; broadcast; unlock    lock; read the job; unlock
+    run chunk 0                             run chunk i
+    wait until `remaining` is 0             remaining -= 1; the last wakes the caller
+
+Whenever the pool cannot take a job it is run the old way (`spawn`: a
+thread per chunk, joined): while another job holds the pool (a parallel
+loop inside a task, or two Python threads executing at once), in a child
+process after `fork` (the workers did not come along), or if the pool could
+not be set up. Worker threads that fail to start shrink the job, never fail
+it. The JIT shares one pool per process (`runtime_library`); an
+ahead-of-time object carries its own.
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from xlapy.backends.cpu.kernels.heap import libc
+
+I1 = ir.IntType(1)
+I8P = ir.IntType(8).as_pointer()
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+PTHREAD_BYTES = 128
+"""Room for a pthread mutex or condition variable on any platform we target."""
+SPIN = 4000
+"""Polls (each with a `pause`) before a waiting thread goes to sleep: ~100 us."""
+MAX_WORKERS = 255
+
+
+def const(value: int, type_: ir.IntType = I64) -> ir.Constant:
+    return ir.Constant(type_, value)
+
+
+class _Pool:
+    """The pool's globals in one module (internal, zero-initialised)."""
+
+    def __init__(self, module: ir.Module, prefix: str, task_type: ir.FunctionType):
+        self.module = module
+        opaque = ir.ArrayType(I64, PTHREAD_BYTES // 8)
+        self.mutex = self._global(f"{prefix}.mutex", opaque)
+        self.work = self._global(f"{prefix}.work", opaque)
+        self.done = self._global(f"{prefix}.done", opaque)
+        self.state = self._global(f"{prefix}.state", I32)   # 0 new, 1 ready, 2 unusable
+        self.busy = self._global(f"{prefix}.busy", I32)
+        self.pid = self._global(f"{prefix}.pid", I32)
+        self.workers = self._global(f"{prefix}.workers", I64)
+        self.generation = self._global(f"{prefix}.generation", I64)
+        self.remaining = self._global(f"{prefix}.remaining", I64)
+        self.seen = self._global(f"{prefix}.seen", ir.ArrayType(I64, MAX_WORKERS + 1))
+        self.task = self._global(f"{prefix}.task", task_type.as_pointer())
+        self.ctx = self._global(f"{prefix}.ctx", I8P)
+        self.n = self._global(f"{prefix}.n", I64)
+        self.threads = self._global(f"{prefix}.threads", I64)
+
+    def _global(self, name: str, type_: ir.Type) -> ir.GlobalVariable:
+        g = ir.GlobalVariable(self.module, type_, name)
+        g.linkage = "internal"
+        g.initializer = ir.Constant(type_, None)
+        g.align = 64 if isinstance(type_, ir.ArrayType) else 8
+        return g
+
+    def opaque(self, b: ir.IRBuilder, g: ir.GlobalVariable) -> ir.Value:
+        return b.bitcast(g, I8P)
+
+    # -- libc -----------------------------------------------------------------------------
+    def call(self, b: ir.IRBuilder, name: str, *args, ret: ir.Type = I32) -> ir.Value:
+        return b.call(libc(self.module, name, ret, [a.type for a in args]), list(args))
+
+    def lock(self, b):
+        self.call(b, "pthread_mutex_lock", self.opaque(b, self.mutex))
+
+    def unlock(self, b):
+        self.call(b, "pthread_mutex_unlock", self.opaque(b, self.mutex))
+
+    def wait(self, b, cond):
+        self.call(b, "pthread_cond_wait", self.opaque(b, cond), self.opaque(b, self.mutex))
+
+    def broadcast(self, b, cond):
+        self.call(b, "pthread_cond_broadcast", self.opaque(b, cond))
+
+    def pause(self, b):
+        if self.module.triple.startswith(("x86_64", "i686", "i386")):
+            fn = self.module.globals.get("llvm.x86.sse2.pause")
+            if fn is None:
+                fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), []),
+                                 "llvm.x86.sse2.pause")
+            b.call(fn, [])
+
+
+def _atomic_load(b: ir.IRBuilder, ptr) -> ir.Value:
+    return b.load_atomic(ptr, "acquire", 8 if ptr.type.pointee == I64 else 4)
+
+
+def _spin_until(b: ir.IRBuilder, pool: _Pool, ready) -> None:
+    """Poll `ready()` (an i1 emitter) up to SPIN times, pausing between polls; falls
+    through either way (the caller then checks again under the mutex)."""
+    fn = b.function
+    loop = fn.append_basic_block("spin")
+    again = fn.append_basic_block("spin.again")
+    out = fn.append_basic_block("spin.out")
+    start = b.block
+    b.branch(loop)
+    b.position_at_end(loop)
+    count = b.phi(I64, name="polls")
+    count.add_incoming(const(0), start)
+    b.cbranch(ready(), out, again)
+    b.position_at_end(again)
+    pool.pause(b)
+    following = b.add(count, const(1))
+    count.add_incoming(following, again)
+    b.cbranch(b.icmp_signed("<", following, const(SPIN)), loop, out)
+    b.position_at_end(out)
+
+
+def _sleep_while(b: ir.IRBuilder, pool: _Pool, cond, waiting) -> None:
+    """With the mutex held: cond_wait on `cond` while `waiting()` (an i1 emitter)."""
+    fn = b.function
+    check = fn.append_basic_block("sleep.check")
+    sleep = fn.append_basic_block("sleep")
+    out = fn.append_basic_block("sleep.out")
+    b.branch(check)
+    b.position_at_end(check)
+    b.cbranch(waiting(), sleep, out)
+    b.position_at_end(sleep)
+    pool.wait(b, cond)
+    b.branch(check)
+    b.position_at_end(out)
+
+
+def _bound(b: ir.IRBuilder, t, n, k):
+    return b.sdiv(b.mul(t, n), k)
+
+
+def _worker(pool: _Pool, name: str) -> ir.Function:
+    """i8* worker(i8* index): serve jobs forever."""
+    fn = ir.Function(pool.module, ir.FunctionType(I8P, [I8P]), name)
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    index = b.ptrtoint(fn.args[0], I64)
+    seen_slot = b.gep(pool.seen, [const(0), index])
+    serve = fn.append_basic_block("serve")
+    b.branch(serve)
+    b.position_at_end(serve)
+    seen = b.load(seen_slot)
+    _spin_until(b, pool, lambda: b.icmp_signed("!=", _atomic_load(b, pool.generation), seen))
+    pool.lock(b)
+    _sleep_while(b, pool, pool.work, lambda: b.icmp_signed("==", b.load(pool.generation), seen))
+    b.store(b.load(pool.generation), seen_slot)
+    task, ctx = b.load(pool.task), b.load(pool.ctx)
+    n, k = b.load(pool.n), b.load(pool.threads)
+    pool.unlock(b)
+    with b.if_then(b.icmp_signed("<", index, k)):
+        b.call(task, [ctx, _bound(b, index, n, k), _bound(b, b.add(index, const(1)), n, k)])
+        before = b.atomic_rmw("sub", pool.remaining, const(1), "acq_rel")
+        with b.if_then(b.icmp_signed("==", before, const(1))):
+            pool.lock(b)
+            pool.broadcast(b, pool.done)
+            pool.unlock(b)
+    b.branch(serve)
+    return fn
+
+
+def _ready(b: ir.IRBuilder, pool: _Pool) -> ir.Value:
+    """Set the pool up on first use (one thread wins; the others see it unusable for
+    now and spawn); an i1: whether it is ready."""
+    state = _atomic_load(b, pool.state)
+    with b.if_then(b.icmp_signed("==", state, const(0, I32)), likely=False):
+        won = b.extract_value(b.cmpxchg(pool.state, const(0, I32), const(2, I32),
+                                        "acq_rel", "acquire"), 1)
+        with b.if_then(won):
+            pool.call(b, "pthread_mutex_init", pool.opaque(b, pool.mutex), ir.Constant(I8P, None))
+            pool.call(b, "pthread_cond_init", pool.opaque(b, pool.work), ir.Constant(I8P, None))
+            pool.call(b, "pthread_cond_init", pool.opaque(b, pool.done), ir.Constant(I8P, None))
+            b.store(pool.call(b, "getpid"), pool.pid)
+            b.store_atomic(const(1, I32), pool.state, "release", 4)
+    ready = b.icmp_signed("==", _atomic_load(b, pool.state), const(1, I32))
+    return b.and_(ready, b.icmp_signed("==", pool.call(b, "getpid"), b.load(pool.pid)))
+
+
+def pool_parallel_for(module: ir.Module, name: str, task_type: ir.FunctionType,
+                      spawn: ir.Function, linkage: str = "internal") -> ir.Function:
+    """`void name(task*, i8* ctx, i64 n, i64 threads)` on a pool; `spawn` (same
+    signature) runs the jobs the pool cannot take."""
+    pool = _Pool(module, name, task_type)
+    worker = _worker(pool, f"{name}.worker")
+    fn = ir.Function(module, spawn.function_type, name)
+    fn.linkage = linkage
+    task, ctx, n, threads = fn.args
+    blocks = {label: fn.append_basic_block(label) for label in
+              ("entry", "serial", "try_pool", "claim", "spawned", "pooled", "grow_check",
+               "grow", "created", "grown")}
+    b = ir.IRBuilder(blocks["entry"])
+    handle = b.alloca(I64, name="handle")
+    k = b.select(b.icmp_signed("<", threads, n), threads, n)
+    k = b.select(b.icmp_signed(">", k, const(MAX_WORKERS + 1)), const(MAX_WORKERS + 1), k)
+    b.cbranch(b.icmp_signed("<=", k, const(1)), blocks["serial"], blocks["try_pool"])
+
+    b.position_at_end(blocks["serial"])
+    b.call(task, [ctx, const(0), n])
+    b.ret_void()
+
+    b.position_at_end(blocks["try_pool"])
+    b.cbranch(_ready(b, pool), blocks["claim"], blocks["spawned"])
+    b.position_at_end(blocks["claim"])
+    taken = b.atomic_rmw("xchg", pool.busy, const(1, I32), "acquire")
+    b.cbranch(b.icmp_signed("==", taken, const(0, I32)), blocks["pooled"], blocks["spawned"])
+    b.position_at_end(blocks["spawned"])
+    b.call(spawn, [task, ctx, n, k])
+    b.ret_void()
+
+    # Grow the pool to k - 1 workers (a failed start caps the job instead).
+    b.position_at_end(blocks["pooled"])
+    pool.lock(b)
+    b.branch(blocks["grow_check"])
+    b.position_at_end(blocks["grow_check"])
+    have = b.load(pool.workers)
+    b.cbranch(b.icmp_signed("<", b.add(have, const(1)), k), blocks["grow"], blocks["grown"])
+    b.position_at_end(blocks["grow"])
+    index = b.add(have, const(1))
+    b.store(b.load(pool.generation), b.gep(pool.seen, [const(0), index]))
+    started = pool.call(b, "pthread_create", handle, ir.Constant(I8P, None), worker,
+                        b.inttoptr(index, I8P))
+    b.cbranch(b.icmp_signed("==", started, const(0, I32)), blocks["created"], blocks["grown"])
+    b.position_at_end(blocks["created"])
+    pool.call(b, "pthread_detach", b.load(handle))
+    b.store(index, pool.workers)
+    b.branch(blocks["grow_check"])
+
+    # Publish, run chunk 0, wait for the rest.
+    b.position_at_end(blocks["grown"])
+    most = b.add(b.load(pool.workers), const(1))
+    k = b.select(b.icmp_signed("<", most, k), most, k)
+    b.store(task, pool.task)
+    b.store(ctx, pool.ctx)
+    b.store(n, pool.n)
+    b.store(k, pool.threads)
+    b.store_atomic(b.sub(k, const(1)), pool.remaining, "release", 8)
+    b.store_atomic(b.add(b.load(pool.generation), const(1)), pool.generation, "release", 8)
+    pool.broadcast(b, pool.work)
+    pool.unlock(b)
+    b.call(task, [ctx, const(0), _bound(b, const(1), n, k)])
+    _spin_until(b, pool, lambda: b.icmp_signed("==", _atomic_load(b, pool.remaining), const(0)))
+    pool.lock(b)
+    _sleep_while(b, pool, pool.done,
+                 lambda: b.icmp_signed("!=", _atomic_load(b, pool.remaining), const(0)))
+    pool.unlock(b)
+    b.store_atomic(const(0, I32), pool.busy, "release", 4)
+    b.ret_void()
+    return fn
