@@ -12,6 +12,7 @@ import pytest
 import xlapy
 import xlapy.numpy as xnp
 from xlapy.errors import CompileError
+from xlapy.hlo import parse
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -107,6 +108,45 @@ def test_dot_through_gemm(flags, shape_a, shape_b, batch, dtype):
     transposed, want_t = cpu_and_interpreter(lambda p, q: xnp.swapaxes(q, -1, -2) @
                                              xnp.swapaxes(p, -1, -2), a, b)
     np.testing.assert_allclose(transposed, want_t, rtol=1e-5, atol=1e-5)
+
+
+DOT_DIMS = """HloModule dots
+ENTRY e {{
+  a = f32[{a}] parameter(0)
+  b = f32[{b}] parameter(1)
+  ROOT d = f32[{out}] dot(a, b), {dims}
+}}
+"""
+
+
+@pytest.mark.parametrize("a, b, out, dims, gemm", [
+    # a dense layer on [batch, seq, d]: the two free dims of a collapse into M
+    ("3,5,8", "8,6", "3,5,6", "lhs_contracting_dims={2}, rhs_contracting_dims={0}", True),
+    # two contracting dims laid out as one on both sides
+    ("4,3,5", "3,5,7", "4,7", "lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}", True),
+    # rhs with two free dims, and a batch dim
+    ("2,4,3", "2,3,5,6", "2,4,5,6",
+     "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+     "rhs_contracting_dims={1}", True),
+    # free dims of a not adjacent (contracting dim between them): element generator
+    ("3,8,5", "8,6", "3,5,6", "lhs_contracting_dims={1}, rhs_contracting_dims={0}", False),
+    # contracting dims paired in the other order than rhs lays them out
+    ("4,3,5", "5,3,7", "4,7", "lhs_contracting_dims={1,2}, rhs_contracting_dims={1,0}", False),
+    # size-1 dims anywhere
+    ("1,5,1,8", "8,1", "1,5,1,1", "lhs_contracting_dims={3}, rhs_contracting_dims={0}", True),
+])
+def test_dots_with_several_free_or_contracting_dims(a, b, out, dims, gemm):
+    from xlapy.backends.cpu.kernels.dot import _plan
+
+    text = DOT_DIMS.format(a=a, b=b, out=out, dims=dims)
+    dot = parse(text).entry_computation.root_instruction
+    assert (_plan(dot, dot.shape) is not None) == gemm
+    rng = np.random.default_rng(6)
+    args = [rng.standard_normal([int(d) for d in s.split(",")]).astype(np.float32)
+            for s in (a, b)]
+    expected = xlapy.execute(parse(text), args, backend="interpreter")
+    actual = xlapy.compile(parse(text), backend="cpu").execute(*args)
+    np.testing.assert_allclose(actual[0], expected[0], rtol=1e-5, atol=1e-5)
 
 
 def test_dense_layer_epilogue(flags):

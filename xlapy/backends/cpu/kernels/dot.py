@@ -30,30 +30,43 @@ _GEMM_TYPES = frozenset({P.F32, P.F64, P.F16, P.BF16, P.S8, P.S16, P.S32, P.S64,
 
 def _plan(dot, out_shape):
     """(batch sizes, lhs/rhs/out batch strides, M, N, K, lhs (rs, cs), rhs (rs, cs), ldc)
-    or None when the dot does not reduce to strided GEMMs."""
+    or None when the dot does not reduce to strided GEMMs. Several free (or
+    contracting) dimensions act as one where they are laid out as one: a dense
+    layer on [batch, seq, d] is a single [batch * seq, d] GEMM."""
     lhs, rhs = dot.operands
     if lhs.shape.element_type is not rhs.shape.element_type or \
             lhs.shape.element_type is not out_shape.element_type or \
             out_shape.element_type not in _GEMM_TYPES:
         return None
     lb, rb, lc, rc, lf, rf = dot_dims(dot)
-    if len(lc) != 1 or len(lf) > 1 or len(rf) > 1:
-        return None
     if list(minor_to_major(out_shape)) != list(range(out_shape.rank - 1, -1, -1)):
         return None
-    ls, rs, os = strides(lhs.shape), strides(rhs.shape), strides(out_shape)
-    nb = len(lb)
-    m = lhs.shape.dimensions[lf[0]] if lf else 1
-    n = rhs.shape.dimensions[rf[0]] if rf else 1
-    k = lhs.shape.dimensions[lc[0]]
-    lhs_rc = (ls[lf[0]] if lf else 0, ls[lc[0]])
-    rhs_rc = (rs[rc[0]], rs[rf[0]] if rf else 0)
-    ldc = n
-    batch = [(lhs.shape.dimensions[a], ls[a], rs[c], os[i]) for i, (a, c) in
-             enumerate(zip(lb, rb))]
-    if out_shape.rank != nb + len(lf) + len(rf):
+    if out_shape.rank != len(lb) + len(lf) + len(rf):
         return None
-    return batch, m, n, k, lhs_rc, rhs_rc, ldc
+    ls, rs, os = strides(lhs.shape), strides(rhs.shape), strides(out_shape)
+    ld, rd = lhs.shape.dimensions, rhs.shape.dimensions
+    parts = [_collapsed(lf, ld, ls), _collapsed(rf, rd, rs), _collapsed(lc, ld, ls),
+             _collapsed(rc, rd, rs)]
+    if any(p is None for p in parts) or not lc:
+        return None
+    (m, lhs_row), (n, rhs_col), (k, lhs_col), (_, rhs_row) = parts
+    batch = [(ld[a], ls[a], rs[c], os[i]) for i, (a, c) in enumerate(zip(lb, rb))]
+    return batch, m, n, k, (lhs_row, lhs_col), (rhs_row, rhs_col), n
+
+
+def _collapsed(dims, sizes, dim_strides):
+    """(size, stride) of `dims` taken as one dimension, or None when they are not laid
+    out as one (in this order); size-1 dimensions are ignored, none at all is (1, 0)."""
+    size = 1
+    for d in dims:
+        size *= sizes[d]
+    kept = [d for d in dims if sizes[d] != 1]
+    if not kept:
+        return size, 0
+    for outer, inner in zip(kept, kept[1:]):
+        if dim_strides[outer] != dim_strides[inner] * sizes[inner]:
+            return None
+    return size, dim_strides[kept[-1]]
 
 
 def _emit_gemm_calls(cg, b, plan, ptype, lhs_ptr, rhs_ptr, out_ptr):
