@@ -157,12 +157,36 @@ def dispatch():
                                   else "skipped (not installed)"))
 
 
-def mnist():
-    """The seeds' softmax regression: 1000 SGD steps of batch 100, lr 0.5."""
+def digit_batches(steps: int, batch: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """(images [steps, batch, 784] in [0, 1], one-hot labels, description): real
+    handwritten digits, scikit-learn's 8x8 set (shipped in its package) upsampled
+    to MNIST's 28x28, in random batches; without scikit-learn, ten noisy class
+    prototypes (learnable like digits, unlike random pixels)."""
     rng = np.random.default_rng(0)
-    images = rng.random((1000, 100, 784), dtype=np.float32)
-    labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, (1000, 100))]
+    try:
+        from scipy.ndimage import zoom
+        from sklearn.datasets import load_digits
 
+        digits = load_digits()
+        pictures = np.stack([zoom(p, 3.5, order=1) for p in digits.images / 16.0])
+        pictures = np.clip(pictures.reshape(len(pictures), 784), 0, 1).astype(np.float32)
+        classes, what = digits.target, "scikit-learn's digits at 28x28"
+    except ImportError:
+        prototypes = rng.random((10, 784), dtype=np.float32)
+        classes = rng.integers(0, 10, 2000)
+        noise = rng.normal(0, 0.2, (2000, 784)).astype(np.float32)
+        pictures = np.clip(prototypes[classes] + noise, 0, 1)
+        what = "noisy class prototypes (no scikit-learn)"
+    pick = rng.integers(0, len(pictures), (steps, batch))
+    return pictures[pick], np.eye(10, dtype=np.float32)[classes[pick]], what
+
+
+def mnist():
+    """The seeds' softmax regression: 1000 SGD steps of batch 100, lr 0.5, on
+    handwritten digits; then on random pixels with random labels, which never
+    converge: the logits run apart until the gradients are mostly subnormal
+    numbers, the slow path of every x86 FPU (XLA flushes them to zero; xlapy
+    keeps IEEE semantics unless --xla_cpu_flush_denormals is set)."""
     def step(np_like, w, b, x, y):
         logits = x @ w + b
         m = np_like.max(logits, axis=1, keepdims=True)
@@ -171,54 +195,60 @@ def mnist():
         g = (p - y) / x.shape[0]
         return w - 0.5 * (x.T @ g), b - 0.5 * np_like.sum(g, axis=0)
 
-    def train(step_fn):
-        w, b = np.zeros((784, 10), np.float32), np.zeros(10, np.float32)
-        for i in range(1000):
-            w, b = step_fn(w, b, images[i], labels[i])
-        return w
-
-    def timed(step_fn):
-        train(step_fn)
+    def timed(step_fn, images, labels):
+        def train():
+            w, b = np.zeros((784, 10), np.float32), np.zeros(10, np.float32)
+            for i in range(len(images)):
+                w, b = step_fn(w, b, images[i], labels[i])
+        train()
         start = time.perf_counter()
-        train(step_fn)
+        train()
         return time.perf_counter() - start
 
+    rng = np.random.default_rng(0)
+    random_images = rng.random((1000, 100, 784), dtype=np.float32)
+    random_labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, (1000, 100))]
+    images, labels, what = digit_batches(1000, 100)
     xj = xlapy.jit(lambda w, b, x, y: step(xnp, w, b, x, y))
-    rows = [("NumPy hand-written", timed(lambda *a: step(np, *a))),
-            ("JAX jit", timed(jax.jit(lambda *a: step(jnp, *a))) if jax else None),
-            ("xlapy jit (cpu)", timed(xj))]
-    print("\nMNIST softmax regression, 1000 SGD steps of batch 100 "
-          "(target: xlapy faster than JAX and NumPy)")
-    for name, seconds in rows:
-        print(f"  {name:<24} " + (f"{seconds:8.3f} s  {rows[0][1] / seconds:6.2f}x NumPy"
-                                  if seconds is not None else "skipped (not installed)"))
+    jj = jax.jit(lambda *a: step(jnp, *a)) if jax else None
+    for title, data in [(what, (images, labels)),
+                        ("random pixels and labels: subnormal gradients",
+                         (random_images, random_labels))]:
+        rows = [("NumPy hand-written", timed(lambda *a: step(np, *a), *data)),
+                ("JAX jit", timed(jj, *data) if jj else None),
+                ("xlapy jit (cpu)", timed(xj, *data))]
+        print(f"\nMNIST softmax regression, 1000 SGD steps of batch 100, {title} "
+              "(target: xlapy faster than JAX and NumPy)")
+        for name, seconds in rows:
+            print(f"  {name:<24} " + (f"{seconds:8.3f} s  {rows[0][1] / seconds:6.2f}x NumPy"
+                                      if seconds is not None else "skipped (not installed)"))
 
 
-def _encoder_loss(params, x):
+def _encoder_loss(params, x, np_like=xnp, erf=xlapy.lax.erf):
     """A BERT-style encoder layer (self-attention, 4 heads, GELU MLP, two layernorms)."""
     wq, wk, wv, wo, w1, b1, w2, b2 = params
     batch, seq, d = x.shape
     heads = 4
 
     def split(t):
-        return xnp.transpose(xnp.reshape(t, (batch, seq, heads, d // heads)), (0, 2, 1, 3))
+        return np_like.transpose(np_like.reshape(t, (batch, seq, heads, d // heads)), (0, 2, 1, 3))
 
     def layernorm(t):
-        m = xnp.mean(t, axis=-1, keepdims=True)
-        v = xnp.mean((t - m) * (t - m), axis=-1, keepdims=True)
-        return (t - m) / xnp.sqrt(v + 1e-5)
+        m = np_like.mean(t, axis=-1, keepdims=True)
+        v = np_like.mean((t - m) * (t - m), axis=-1, keepdims=True)
+        return (t - m) / np_like.sqrt(v + 1e-5)
 
     q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
-    scores = q @ xnp.transpose(k, (0, 1, 3, 2)) / np.sqrt(d // heads)
-    scores = scores - xnp.max(scores, axis=-1, keepdims=True)
-    attn = xnp.exp(scores)
-    attn = attn / xnp.sum(attn, axis=-1, keepdims=True)
-    ctx = xnp.reshape(xnp.transpose(attn @ v, (0, 2, 1, 3)), (batch, seq, d))
+    scores = q @ np_like.transpose(k, (0, 1, 3, 2)) / (d // heads) ** 0.5   # weak: stays f32
+    scores = scores - np_like.max(scores, axis=-1, keepdims=True)
+    attn = np_like.exp(scores)
+    attn = attn / np_like.sum(attn, axis=-1, keepdims=True)
+    ctx = np_like.reshape(np_like.transpose(attn @ v, (0, 2, 1, 3)), (batch, seq, d))
     h = layernorm(x + ctx @ wo)
     u = h @ w1 + b1
-    u = 0.5 * u * (1 + xlapy.lax.erf(u * 0.7071067811865476))
+    u = 0.5 * u * (1 + erf(u * 0.7071067811865476))
     out = layernorm(h + u @ w2 + b2)
-    return xnp.mean(out * out)
+    return np_like.mean(out * out)
 
 
 def compile_times():
@@ -243,6 +273,17 @@ def compile_times():
 
     cases = [("MNIST training step", mnist_step, (w, b, images, labels)),
              ("encoder layer fwd+bwd", xlapy.value_and_grad(_encoder_loss), (params, x))]
+    if jax is not None:
+        from functools import partial
+
+        encoder = jax.jit(jax.value_and_grad(partial(_encoder_loss, np_like=jnp,
+                                                     erf=jax.scipy.special.erf)))
+        start = time.perf_counter()
+        jax.block_until_ready(encoder(params, x))
+        print(f"\nJAX jit, encoder layer fwd+bwd: compile + first run "
+              f"{time.perf_counter() - start:.2f} s, then "
+              f"{median_seconds(lambda: jax.block_until_ready(encoder(params, x))) * 1e3:.1f} ms"
+              " per step")
     import os
     import tempfile
 
@@ -258,7 +299,9 @@ def compile_times():
                 start = time.perf_counter()
                 xlapy.jit(fn)(*args)
                 warm = time.perf_counter() - start
-                print(f"  {name:<24} cold {cold:6.2f} s   warm {warm:6.2f} s")
+                step = median_seconds(xlapy.jit(fn), *args)
+                print(f"  {name:<24} cold {cold:6.2f} s   warm {warm:6.2f} s   "
+                      f"then {step * 1e3:.2f} ms per step")
         finally:
             if saved is None:
                 del os.environ["XLAPY_FLAGS"]
