@@ -31,9 +31,9 @@ BOUND.update({"erf": (0.51, 2.0), "tan": (0.51, 1.3), "atan2": (0.51, 2.5),
               "rsqrt": (0.51, 1.6)})
 # The functions f32 computes natively in f32 (`math.float32`): their measured bounds
 # over every f32 input (benchmarks/cpu_math_ulp.py --exhaustive), with a little room.
-BOUND.update({"exponential": (1.05, 1.1), "exponential-minus-one": (1.3, 1.1),
-              "log": (1.0, 1.1), "log-plus-one": (1.0, 1.1), "tanh": (1.5, 1.1),
-              "logistic": (1.05, 1.1), "erf": (2.2, 2.0)})
+BOUND.update({"exponential": (1.02, 1.1), "exponential-minus-one": (1.28, 1.1),
+              "log": (0.85, 1.1), "log-plus-one": (0.93, 1.1), "tanh": (1.47, 1.1),
+              "logistic": (1.02, 1.1), "erf": (1.33, 2.0)})
 
 N = 100_000
 

@@ -1,7 +1,8 @@
 """exp, expm1, log and log1p, branch-free, on the `Lanes` double arithmetic.
 
 f32 arguments are evaluated in double with shorter polynomials (see
-`common.in_double`), f64 ones in double with double-length tails where an
+`common.in_double`; the backend's f32 loops use `float32.py` instead, and
+pow's f32 path these), f64 ones in double with double-length tails where an
 error would otherwise show. The polynomial coefficients are minimax fits made
 by `fit.py` (the problems are listed in `_fits.py`).
 """
