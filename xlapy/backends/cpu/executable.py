@@ -19,7 +19,7 @@ import numpy as np
 from xlapy.analysis.buffer_assignment import BufferAssignment
 from xlapy.backends.base import Executable
 from xlapy.backends.cpu.ir_array import minor_to_major
-from xlapy.backends.cpu.output_recycler import OutputRecycler
+from xlapy.backends.cpu.output_recycler import MIN_BYTES, OutputRecycler
 from xlapy.errors import ExecutionError
 from xlapy.hlo.ir import HloModule
 from xlapy.hlo.shape import Shape
@@ -157,8 +157,11 @@ class CpuExecutable(Executable):
         recycler = self._recycler if table is self._table else _FRESH
         if single is not None:
             alloc, dims, dtype = single
-            out = recycler.buffer(alloc, self._single_bytes).view(dtype).reshape(dims)
-            table[alloc] = out.ctypes.data
+            if self._single_bytes < MIN_BYTES:     # the hot path of small calls
+                out = np.empty(dims, dtype)
+            else:
+                out = recycler.buffer(alloc, self._single_bytes).view(dtype).reshape(dims)
+            table[alloc] = _address(out, keep)
             buffers = None
         else:
             buffers = {}

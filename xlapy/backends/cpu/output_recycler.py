@@ -36,6 +36,8 @@ class OutputRecycler:
     def buffer(self, key: int, nbytes: int) -> np.ndarray:
         """A 64-byte-aligned uint8 array of `nbytes` for output `key`: the kept one when
         nobody else holds it, else a new one (kept in its place when large)."""
+        if nbytes < MIN_BYTES:
+            return _aligned_view(np.empty(nbytes + _ALIGN, np.uint8), nbytes)
         kept = self._kept.get(key)
         # references to `kept`: the dict, this local, getrefcount's argument
         if kept is not None and kept.nbytes - _ALIGN >= nbytes and sys.getrefcount(kept) <= 3:
