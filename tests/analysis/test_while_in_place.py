@@ -12,9 +12,9 @@ import random
 import numpy as np
 import pytest
 
-from tests.analysis.test_buffer_assignment import check_assignment
+from tests.analysis.test_buffer_assignment import assign, slice_of
 from tests.analysis.test_liveness import by_name, module
-from xlapy.analysis.buffer_assignment import BufferAssignment, assign_buffers
+from xlapy.analysis.buffer_assignment import assign_buffers
 from xlapy.analysis.liveness import Liveness
 from xlapy.hlo import parse
 
@@ -56,16 +56,6 @@ SCAN = scan("""\
   one = s32[] constant(1)
   i2 = s32[] add(i, one)
   ROOT t = (s32[], f32[64,8], f32[8]) tuple(i2, acc2, row)""")
-
-
-def assign(text: str, **options) -> BufferAssignment:
-    ba = assign_buffers(parse(text), **options)
-    check_assignment(ba)
-    return ba
-
-
-def slice_of(ba, name, index=()):
-    return ba.slice_of(by_name(ba.module, name), index)
 
 
 def in_state(ba) -> list[str]:

@@ -29,6 +29,7 @@ from xlapy.backends.cpu.kernels.gemm_gemv import gemv
 from xlapy.backends.cpu.kernels.gemm_microkernel import (
     Blocking,
     element_bytes,
+    gemm_type,
     lane_mask,
     masked_load,
     micro_kernel,
@@ -40,13 +41,6 @@ from xlapy.backends.cpu.loops import const, for_range
 I8P = ir.IntType(8).as_pointer()
 I64 = ir.IntType(64)
 """Packed buffers start on a cache line (and a 512-bit vector)."""
-
-
-def gemm_type(element: ir.Type) -> ir.FunctionType:
-    """void gemm(i64 M, i64 N, i64 K, T* A, i64 a_rs, i64 a_cs, T* B, i64 b_rs, i64 b_cs,
-    T* C, i64 ldc)"""
-    ptr = element.as_pointer()
-    return ir.FunctionType(ir.VoidType(), [I64, I64, I64, ptr, I64, I64, ptr, I64, I64, ptr, I64])
 
 
 def blocked_gemm(module: ir.Module, element: ir.Type, blk: Blocking, name: str,

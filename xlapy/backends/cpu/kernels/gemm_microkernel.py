@@ -129,6 +129,13 @@ def _masked_intrinsic(module: ir.Module, kind: str, vector: ir.VectorType) -> ir
     return ir.Function(module, signature, name)
 
 
+def gemm_type(element: ir.Type) -> ir.FunctionType:
+    """void gemm(i64 M, i64 N, i64 K, T* A, i64 a_rs, i64 a_cs, T* B, i64 b_rs, i64 b_cs,
+    T* C, i64 ldc)"""
+    ptr = element.as_pointer()
+    return ir.FunctionType(ir.VoidType(), [I64, I64, I64, ptr, I64, I64, ptr, I64, I64, ptr, I64])
+
+
 def micro_kernel_type(element: ir.Type) -> ir.FunctionType:
     """void micro(i64 kc, T* a, i64 a_rs, i64 a_cs, T* b_panel, T* c, i64 ldc, i64 mr, i64 nr,
     i1 first)"""

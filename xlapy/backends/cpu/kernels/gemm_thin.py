@@ -30,6 +30,7 @@ import llvmlite.ir as ir
 from xlapy.backends.cpu.kernels.gemm_microkernel import (
     element_bytes,
     fma_intrinsic,
+    gemm_type,
     lane_mask,
     masked_load,
     splat,
@@ -63,7 +64,7 @@ def _thin_function(module: ir.Module, element: ir.Type, lanes: int) -> ir.Functi
     name = f"xlapy_gemm_thin_{element}"
     if name in module.globals:
         return module.globals[name]
-    fn = ir.Function(module, _gemm_signature(element), name)
+    fn = ir.Function(module, gemm_type(element), name)
     fn.linkage = "internal"
     m, n, k, a, a_rs, a_cs, b_mat, b_rs, b_cs, c, ldc = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -77,11 +78,6 @@ def _thin_function(module: ir.Module, element: ir.Type, lanes: int) -> ir.Functi
             b.call(columns, list(fn.args))
     b.ret_void()
     return fn
-
-
-def _gemm_signature(element: ir.Type) -> ir.FunctionType:
-    ptr = element.as_pointer()
-    return ir.FunctionType(ir.VoidType(), [I64, I64, I64, ptr, I64, I64, ptr, I64, I64, ptr, I64])
 
 
 def _float_layout(element: ir.Type) -> tuple[ir.IntType, int, int]:
@@ -182,7 +178,7 @@ def _columns_function(module: ir.Module, element: ir.Type, lanes: int) -> ir.Fun
     name = f"xlapy_gemm_thin_columns_{element}"
     if name in module.globals:
         return module.globals[name]
-    fn = ir.Function(module, _gemm_signature(element), name)
+    fn = ir.Function(module, gemm_type(element), name)
     fn.linkage = "internal"
     m, n, k, a, _a_rs, a_cs, b_mat, b_rs, b_cs, c, ldc = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
