@@ -43,6 +43,8 @@ I64 = ir.IntType(64)
 MAX_COLUMNS = 16
 """Widest N taken here; wider products amortise packing in the blocked kernel."""
 GROUPS = (8, 4, 2, 1)
+ACCUMULATORS = 8
+"""Independent vector sums per tile: two FMA units, four cycles of latency each."""
 
 
 def thin(b: ir.IRBuilder, lanes: int, args) -> ir.Value:
@@ -205,7 +207,10 @@ def _columns_function(module: ir.Module, element: ir.Type, lanes: int) -> ir.Fun
 
 def _group_function(module: ir.Module, element: ir.Type, lanes: int, cols: int) -> ir.Function:
     """void group(i64 m, i64 k, T* a, i64 a_cs, T* b, i64 b_rs, i64 b_cs, T* c, i64 ldc):
-    C[:, 0:cols] = A @ B[:, 0:cols], A column-major (rows adjacent)."""
+    C[:, 0:cols] = A @ B[:, 0:cols], A column-major (rows adjacent). Tiles span
+    ACCUMULATORS / cols vectors along M, so narrow groups keep as many independent
+    sums in flight as wide ones (one column's sums alone would wait on each FMA's
+    latency); the rows left over go a vector at a time, the last one masked."""
     name = f"xlapy_gemm_thin{cols}_{element}"
     if name in module.globals:
         return module.globals[name]
@@ -215,46 +220,58 @@ def _group_function(module: ir.Module, element: ir.Type, lanes: int, cols: int) 
     fn.linkage = "internal"
     m, k, a, a_cs, b_mat, b_rs, b_cs, c, ldc = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    body = b.mul(b.sdiv(m, const(lanes)), const(lanes))
-    with for_range(b, const(0), body, const(lanes), name="mv") as m0:
-        _tile(b, element, lanes, cols, m0, None, lanes, k, a, a_cs, b_mat, b_rs, b_cs, c, ldc)
-    rest = b.sub(m, body)
+    operands = (k, a, a_cs, b_mat, b_rs, b_cs, c, ldc)
+    span = max(1, ACCUMULATORS // cols) * lanes
+    wide = b.mul(b.sdiv(m, const(span)), const(span))
+    with for_range(b, const(0), wide, const(span), name="mt") as m0:
+        _tile(b, element, lanes, cols, span // lanes, m0, None, lanes, *operands)
+    single = b.mul(b.sdiv(m, const(lanes)), const(lanes))
+    with for_range(b, wide, single, const(lanes), name="mv") as m0:
+        _tile(b, element, lanes, cols, 1, m0, None, lanes, *operands)
+    rest = b.sub(m, single)
     with b.if_then(b.icmp_signed(">", rest, const(0))):
-        _tile(b, element, lanes, cols, body, lane_mask(b, rest, lanes), rest, k, a, a_cs,
-              b_mat, b_rs, b_cs, c, ldc)
+        _tile(b, element, lanes, cols, 1, single, lane_mask(b, rest, lanes), rest, *operands)
     b.ret_void()
     return fn
 
 
-def _tile(b: ir.IRBuilder, element, lanes: int, cols: int, m0, mask, rows, k, a, a_cs,
-          b_mat, b_rs, b_cs, c, ldc) -> None:
-    """C[m0 : m0 + rows, 0:cols]: `cols` vector sums over k, then stored lane by lane."""
+def _tile(b: ir.IRBuilder, element, lanes: int, cols: int, vectors: int, m0, mask, rows, k,
+          a, a_cs, b_mat, b_rs, b_cs, c, ldc) -> None:
+    """C[m0 : m0 + vectors·lanes (or rows, masked), 0:cols]: vectors x cols sums over k,
+    then stored lane by lane."""
     vector = ir.VectorType(element, lanes)
     fma = fma_intrinsic(b.module, vector)
     align = element_bytes(element)
     zero = ir.Constant(vector, None)
-    accs = [Accumulator(b, zero, name=f"t{j}") for j in range(cols)]
+    accs = [[Accumulator(b, zero, name=f"t{v}_{j}") for j in range(cols)]
+            for v in range(vectors)]
     with for_range(b, const(0), k, name="kt") as kk:
-        for acc in accs:
+        for acc in (x for row in accs for x in row):
             acc.enter()
-        source = b.bitcast(b.gep(a, [b.add(b.mul(kk, a_cs), m0)]), vector.as_pointer())
-        column = b.load(source, align=align) if mask is None \
-            else masked_load(b, source, mask, align)
+        base = b.add(b.mul(kk, a_cs), m0)
+        columns = []
+        for v in range(vectors):
+            source = b.bitcast(b.gep(a, [b.add(base, const(v * lanes))]), vector.as_pointer())
+            columns.append(b.load(source, align=align) if mask is None
+                           else masked_load(b, source, mask, align))
         row = b.gep(b_mat, [b.mul(kk, b_rs)])
-        for j, acc in enumerate(accs):
-            scalar = b.load(b.gep(row, [b.mul(const(j), b_cs)]))
-            acc.set(b.call(fma, [column, splat(b, scalar, lanes), acc.value]))
-        for acc in accs:
+        for j in range(cols):
+            scalar = splat(b, b.load(b.gep(row, [b.mul(const(j), b_cs)])), lanes)
+            for v in range(vectors):
+                accs[v][j].set(b.call(fma, [columns[v], scalar, accs[v][j].value]))
+        for acc in (x for row in accs for x in row):
             acc.close()
-    sums = [acc.result(b) for acc in accs]
-    if mask is None:
-        for lane in range(lanes):
-            out = b.gep(c, [b.mul(b.add(m0, const(lane)), ldc)])
+    results = [[acc.result(b) for acc in row] for row in accs]   # the exit block's phis first
+    for v, sums in enumerate(results):
+        first = b.add(m0, const(v * lanes))
+        if mask is None:
+            for lane in range(lanes):
+                out = b.gep(c, [b.mul(b.add(first, const(lane)), ldc)])
+                for j, total in enumerate(sums):
+                    b.store(b.extract_element(total, ir.Constant(I32, lane)),
+                            b.gep(out, [const(j)]))
+            continue
+        with for_range(b, const(0), rows, name="lane") as lane:
+            out = b.gep(c, [b.mul(b.add(first, lane), ldc)])
             for j, total in enumerate(sums):
-                b.store(b.extract_element(total, ir.Constant(I32, lane)),
-                        b.gep(out, [const(j)]))
-        return
-    with for_range(b, const(0), rows, name="lane") as lane:
-        out = b.gep(c, [b.mul(b.add(m0, lane), ldc)])
-        for j, total in enumerate(sums):
-            b.store(b.extract_element(total, lane), b.gep(out, [const(j)]))
+                b.store(b.extract_element(total, lane), b.gep(out, [const(j)]))
