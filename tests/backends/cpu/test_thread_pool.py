@@ -39,10 +39,14 @@ def _task(module: ir.Module, name: str, inner: ir.Function | None) -> ir.Functio
     return fn
 
 
+_KEEP = []
+"""Objects carrying their own pool: their workers run their code until the process
+ends, so they are never freed (as an ahead-of-time object stays loaded)."""
+
+
 def _compiled(shared_pool: bool, nested: bool):
     module = llvm_target.new_module("pool_test")
-    if shared_pool:
-        module.xlapy_runtime = set()
+    module.xlapy_inline_runtime = not shared_pool
     task = _task(module, "add_index", None)
     if nested:
         task = _task(module, "rows", task)
@@ -53,6 +57,8 @@ def _compiled(shared_pool: bool, nested: bool):
     loaded = llvm_target.LoadedObject(llvm_target.compile_to_object(module))
     fn = _RUN(loaded.address("run"))
     fn.loaded = loaded
+    if not shared_pool:
+        _KEEP.append(loaded)
     return fn
 
 

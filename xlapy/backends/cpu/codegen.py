@@ -66,6 +66,7 @@ class Codegen:
         self.options = options
         self.llmod = new_module(name)
         self.llmod.xlapy_runtime = set()   # runtime-library kernels the module calls
+        self.llmod.xlapy_inline_runtime = options.inline_runtime   # AOT: carries its own
         self.fallbacks: list[HloInstruction] = []
         self._constants: dict[int, ir.GlobalVariable] = {}
         self._fused_constants: dict[int, ir.GlobalVariable] = {}

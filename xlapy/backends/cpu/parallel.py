@@ -38,12 +38,15 @@ def worth_parallelising(work: int, threads: int) -> int:
 
 def parallel_for(module: ir.Module) -> ir.Function:
     """`void (task*, i8* ctx, i64 n, i64 threads)` running a parallel loop on the
-    worker pool (`thread_pool`): the process's shared one for JIT modules (they
-    carry `xlapy_runtime`), else one emitted into `module` once."""
-    runtime = getattr(module, "xlapy_runtime", None)
-    if runtime is not None:
+    worker pool (`thread_pool`): the process's shared one, or for a module marked
+    `xlapy_inline_runtime` (an ahead-of-time object) one emitted into it once.
+    Pool threads run the pool's code for the rest of the process, so code that
+    can be unloaded (every JIT module) must not carry a pool of its own."""
+    if not getattr(module, "xlapy_inline_runtime", False):
         from xlapy.backends.cpu.runtime_library import pool_declaration
 
+        if getattr(module, "xlapy_runtime", None) is None:
+            module.xlapy_runtime = set()
         return pool_declaration(module)
     if PARALLEL_FOR in module.globals:
         return module.globals[PARALLEL_FOR]

@@ -6,19 +6,23 @@ first use and stay: between jobs each spins briefly on the job counter (a
 kernel that follows within microseconds finds it awake), then sleeps on a
 condition variable. One job runs at a time:
 
-    caller                                  worker i (1 <= i < threads)
+    caller                                  each worker
     lock; publish task, ctx, n, threads;    sees the generation change
       generation += 1; broadcast; unlock    lock; read the job; unlock
-    run chunk 0                             run chunk i
-    wait until `remaining` is 0             remaining -= 1; the last wakes the caller
+    claim and run chunks                    claim and run chunks
+    wait until `remaining` is 0             the last chunk to finish wakes the caller
+
+Chunks are claimed, not assigned: when a worker is slow to wake (another
+process holds its core), the caller runs its chunk instead of waiting.
 
 Whenever the pool cannot take a job it is run the old way (`spawn`: a
 thread per chunk, joined): while another job holds the pool (a parallel
 loop inside a task, or two Python threads executing at once), in a child
 process after `fork` (the workers did not come along), or if the pool could
 not be set up. Worker threads that fail to start shrink the job, never fail
-it. The JIT shares one pool per process (`runtime_library`); an
-ahead-of-time object carries its own.
+it. The JIT shares one pool per process (`runtime_library`), never freed;
+an ahead-of-time object carries its own, and must then stay loaded while
+the process runs (its workers live in its code).
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ class _Pool:
         self.pid = self._global(f"{prefix}.pid", I32)
         self.workers = self._global(f"{prefix}.workers", I64)
         self.generation = self._global(f"{prefix}.generation", I64)
-        self.remaining = self._global(f"{prefix}.remaining", I64)
+        self.remaining = self._global(f"{prefix}.remaining", I64)   # chunks not finished
+        self.next = self._global(f"{prefix}.next", I64)             # tag << 32 | next chunk
         self.seen = self._global(f"{prefix}.seen", ir.ArrayType(I64, MAX_WORKERS + 1))
         self.task = self._global(f"{prefix}.task", task_type.as_pointer())
         self.ctx = self._global(f"{prefix}.ctx", I8P)
@@ -142,7 +147,42 @@ def _bound(b: ir.IRBuilder, t, n, k):
     return b.sdiv(b.mul(t, n), k)
 
 
-def _worker(pool: _Pool, name: str) -> ir.Function:
+def _run_chunks(pool: _Pool, name: str) -> ir.Function:
+    """void run(i64 tag, task*, i8* ctx, i64 n, i64 k): claim chunks of job `tag` and run
+    them until none is left. `next` holds (tag << 32 | next chunk), so a thread that
+    read an old job can never claim a chunk of a newer one; the last chunk to finish
+    wakes the caller."""
+    task_ptr = pool.task.type.pointee
+    fn = ir.Function(pool.module, ir.FunctionType(ir.VoidType(), [I64, task_ptr, I8P, I64, I64]),
+                     name)
+    fn.linkage = "internal"
+    tag, task, ctx, n, k = fn.args
+    blocks = {label: fn.append_basic_block(label) for label in ("entry", "claim", "try", "run",
+                                                                 "done")}
+    b = ir.IRBuilder(blocks["entry"])
+    b.branch(blocks["claim"])
+    b.position_at_end(blocks["claim"])
+    current = _atomic_load(b, pool.next)
+    chunk = b.and_(current, const(0xFFFFFFFF))
+    ours = b.icmp_signed("==", b.lshr(current, const(32)), tag)
+    b.cbranch(b.and_(ours, b.icmp_signed("<", chunk, k)), blocks["try"], blocks["done"])
+    b.position_at_end(blocks["try"])
+    swapped = b.cmpxchg(pool.next, current, b.add(current, const(1)), "acq_rel", "acquire")
+    b.cbranch(b.extract_value(swapped, 1), blocks["run"], blocks["claim"])
+    b.position_at_end(blocks["run"])
+    b.call(task, [ctx, _bound(b, chunk, n, k), _bound(b, b.add(chunk, const(1)), n, k)])
+    before = b.atomic_rmw("sub", pool.remaining, const(1), "acq_rel")
+    with b.if_then(b.icmp_signed("==", before, const(1))):
+        pool.lock(b)
+        pool.broadcast(b, pool.done)
+        pool.unlock(b)
+    b.branch(blocks["claim"])
+    b.position_at_end(blocks["done"])
+    b.ret_void()
+    return fn
+
+
+def _worker(pool: _Pool, name: str, run_chunks: ir.Function) -> ir.Function:
     """i8* worker(i8* index): serve jobs forever."""
     fn = ir.Function(pool.module, ir.FunctionType(I8P, [I8P]), name)
     fn.linkage = "internal"
@@ -156,19 +196,18 @@ def _worker(pool: _Pool, name: str) -> ir.Function:
     _spin_until(b, pool, lambda: b.icmp_signed("!=", _atomic_load(b, pool.generation), seen))
     pool.lock(b)
     _sleep_while(b, pool, pool.work, lambda: b.icmp_signed("==", b.load(pool.generation), seen))
-    b.store(b.load(pool.generation), seen_slot)
+    generation = b.load(pool.generation)
+    b.store(generation, seen_slot)
     task, ctx = b.load(pool.task), b.load(pool.ctx)
     n, k = b.load(pool.n), b.load(pool.threads)
     pool.unlock(b)
-    with b.if_then(b.icmp_signed("<", index, k)):
-        b.call(task, [ctx, _bound(b, index, n, k), _bound(b, b.add(index, const(1)), n, k)])
-        before = b.atomic_rmw("sub", pool.remaining, const(1), "acq_rel")
-        with b.if_then(b.icmp_signed("==", before, const(1))):
-            pool.lock(b)
-            pool.broadcast(b, pool.done)
-            pool.unlock(b)
+    b.call(run_chunks, [_tag(b, generation), task, ctx, n, k])
     b.branch(serve)
     return fn
+
+
+def _tag(b: ir.IRBuilder, generation) -> ir.Value:
+    return b.and_(generation, const(0xFFFFFFFF))
 
 
 def _ready(b: ir.IRBuilder, pool: _Pool) -> ir.Value:
@@ -193,7 +232,8 @@ def pool_parallel_for(module: ir.Module, name: str, task_type: ir.FunctionType,
     """`void name(task*, i8* ctx, i64 n, i64 threads)` on a pool; `spawn` (same
     signature) runs the jobs the pool cannot take."""
     pool = _Pool(module, name, task_type)
-    worker = _worker(pool, f"{name}.worker")
+    run_chunks = _run_chunks(pool, f"{name}.run")
+    worker = _worker(pool, f"{name}.worker", run_chunks)
     fn = ir.Function(module, spawn.function_type, name)
     fn.linkage = linkage
     task, ctx, n, threads = fn.args
@@ -245,11 +285,14 @@ def pool_parallel_for(module: ir.Module, name: str, task_type: ir.FunctionType,
     b.store(ctx, pool.ctx)
     b.store(n, pool.n)
     b.store(k, pool.threads)
-    b.store_atomic(b.sub(k, const(1)), pool.remaining, "release", 8)
-    b.store_atomic(b.add(b.load(pool.generation), const(1)), pool.generation, "release", 8)
+    generation = b.add(b.load(pool.generation), const(1))
+    tag = _tag(b, generation)
+    b.store_atomic(k, pool.remaining, "release", 8)
+    b.store_atomic(b.shl(tag, const(32)), pool.next, "release", 8)
+    b.store_atomic(generation, pool.generation, "release", 8)
     pool.broadcast(b, pool.work)
     pool.unlock(b)
-    b.call(task, [ctx, const(0), _bound(b, const(1), n, k)])
+    b.call(run_chunks, [tag, task, ctx, n, k])    # chunks no worker has claimed yet, too
     _spin_until(b, pool, lambda: b.icmp_signed("==", _atomic_load(b, pool.remaining), const(0)))
     pool.lock(b)
     _sleep_while(b, pool, pool.done,
