@@ -19,8 +19,6 @@ register_flag("xla_cpu_flush_denormals", "bool", False,
 register_flag("xla_cpu_parallelism", "int", 0,
               "xlapy: most threads one execution uses (0: one per core)")
 register_flag("xla_cpu_opt_level", "int", 3, "LLVM optimisation level for the CPU backend")
-register_flag("xla_cpu_use_blas", "bool", True,
-              "xlapy: JIT may call NumPy's BLAS for large f32/f64 dots where it is faster")
 register_flag("xlapy_cpu_strict", "bool", False,
               "xlapy: fail compilation instead of running an instruction through the "
               "interpreter fallback")
@@ -37,7 +35,6 @@ class CpuOptions:
     flush_denormals: bool = False
     threads: int = 1
     opt_level: int = 3
-    use_blas: bool = True
     strict: bool = False
     inline_runtime: bool = False
     """Emit runtime kernels (GEMM) into the module: ahead-of-time objects need it."""
@@ -51,10 +48,9 @@ class CpuOptions:
                    flush_denormals=flags.xla_cpu_flush_denormals,
                    threads=max(1, min(cap, cores) if cap > 0 else cores),
                    opt_level=flags.xla_cpu_opt_level,
-                   use_blas=flags.xla_cpu_use_blas,
                    strict=flags.xlapy_cpu_strict)
 
     def key(self) -> str:
         return (f"fm={int(self.fast_math)},ftz={int(self.flush_denormals)},t={self.threads},"
-                f"O{self.opt_level},blas={int(self.use_blas)},strict={int(self.strict)},"
+                f"O{self.opt_level},strict={int(self.strict)},"
                 f"inline={int(self.inline_runtime)}")
