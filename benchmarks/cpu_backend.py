@@ -207,7 +207,7 @@ def mnist():
         one), the contenders taking turns: a busy spell of the machine hits all."""
         fns = [(i, fn) for i, fn in enumerate(step_fns) if fn is not None]
         best = [None if fn is None else float("inf") for fn in step_fns]
-        for i, fn in fns:
+        for _, fn in fns:
             train(fn, images, labels)
         for _ in range(repeat):
             for i, fn in fns:
