@@ -82,6 +82,20 @@ class CpuExecutable(Executable):
         if self._temp:
             self._table[self._temp[0]] = self._arena.ctypes.data
         self._results = self._result_plan(module, assignment)
+        self._output_views = {i: _ViewPlan(shape, offset) for i, (_, shape, kind, _, offset)
+                              in enumerate(self._results) if kind == "output"}
+        root = module.entry_computation.root_instruction.shape
+        self._root_shape = root
+        self._flat_root = not root.is_tuple or not any(t.is_tuple for t in root.tuple_shapes)
+        # small outputs share one block per call (one allocation); large ones are recycled
+        self._small_outputs, self._large_outputs, block = [], [], 0
+        for alloc, size in self._outputs:
+            if size < MIN_BYTES:
+                self._small_outputs.append((alloc, block))
+                block += -(-size // _ALIGN) * _ALIGN
+            else:
+                self._large_outputs.append((alloc, size))
+        self._small_block = block
         self._simple_params = None
         if all(not leaf and _physical(shape)[1] for _, _, leaf, shape in self._params):
             self._simple_params = [(alloc, number) for alloc, number, _, _ in self._params]
@@ -164,24 +178,35 @@ class CpuExecutable(Executable):
             table[alloc] = _address(out, keep)
             buffers = None
         else:
-            buffers = {}
-            for alloc, size in self._outputs:
+            buffers = {}   # allocation -> (array holding it, byte offset there)
+            if self._small_outputs:
+                raw = np.empty(self._small_block + _ALIGN, np.uint8)
+                view = _from_buffer(raw)
+                keep.append(view)
+                base = _addressof(view)
+                shift = (-base) % _ALIGN
+                for alloc, offset in self._small_outputs:
+                    table[alloc] = base + shift + offset
+                    buffers[alloc] = (raw, shift + offset)
+            for alloc, size in self._large_outputs:
                 buf = recycler.buffer(alloc, size)
-                buffers[alloc] = buf
-                table[alloc] = buf.ctypes.data
+                buffers[alloc] = (buf, 0)
+                table[alloc] = _address(buf, keep)
         self._entry(table_address, self._fallback_address)
         if self._error is not None:
             error, self._error = self._error, None
             raise ExecutionError(f"{self.module.name}: {error}") from error
         if single is not None:
             return [out]
-        leaves = [self._result(entry, buffers, args) for entry in self._results]
-        return _nest(self.module.entry_computation.root_instruction.shape, leaves)
+        views = self._output_views
+        leaves = [views[i].of(*buffers[entry[3]]) if i in views
+                  else self._result(entry, args) for i, entry in enumerate(self._results)]
+        return leaves if self._flat_root else _nest(self._root_shape, leaves)
 
-    def _result(self, entry, buffers, args):
+    def _result(self, entry, args):
+        """A result that is not in an output buffer: (a bitcast of) a parameter or a
+        constant, or a temporary."""
         index, shape, kind, alloc, offset = entry
-        if kind == "output":
-            return _view(buffers[alloc], offset, shape)
         if kind in ("parameter", "constant"):
             # the result is (a bitcast of) a parameter or constant: its bytes, in the
             # result's own shape and layout, copied (results are the caller's to keep)
@@ -241,6 +266,26 @@ def _nest(shape: Shape, leaves: list) -> list:
     def build(s):
         return tuple(build(t) for t in s.tuple_shapes) if s.is_tuple else next(it)
     return [build(t) for t in shape.tuple_shapes]
+
+
+class _ViewPlan:
+    """How one result sits in its output buffer, worked out once: slicing it out per
+    call is then a slice, a view and a reshape (and a transpose for other layouts)."""
+
+    __slots__ = ("start", "stop", "dtype", "dims", "inverse")
+
+    def __init__(self, shape: Shape, offset: int):
+        axes, identity = _physical(shape)
+        self.dtype = shape.dtype
+        self.start = offset
+        self.stop = offset + shape.element_count * self.dtype.itemsize
+        self.dims = tuple(shape.dimensions[a] for a in axes)
+        self.inverse = None if identity else tuple(int(a) for a in np.argsort(axes))
+
+    def of(self, buffer: np.ndarray, base: int) -> np.ndarray:
+        """The result, a view of `buffer` whose allocation starts at byte `base`."""
+        value = np.ndarray(self.dims, self.dtype, buffer=buffer, offset=base + self.start)
+        return value if self.inverse is None else value.transpose(self.inverse)
 
 
 def _view(buffer: np.ndarray, offset: int, shape: Shape) -> np.ndarray:
