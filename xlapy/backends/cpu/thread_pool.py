@@ -31,7 +31,6 @@ import llvmlite.ir as ir
 
 from xlapy.backends.cpu.kernels.heap import libc
 
-I1 = ir.IntType(1)
 I8P = ir.IntType(8).as_pointer()
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
