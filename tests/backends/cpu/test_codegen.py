@@ -194,3 +194,54 @@ def test_large_elementwise_loop_splits_between_threads(flags):
     x = np.random.default_rng(6).standard_normal((1024, 1030)).astype(np.float32)
     got, want = cpu_and_interpreter(lambda a: xnp.tanh(a) * 2 + a[::-1], x)
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+
+
+COLUMN_REDUCE = """HloModule columns
+{reducer} {{
+  p = {t}[] parameter(0)
+  q = {t}[] parameter(1)
+  ROOT r = {t}[] {op}(p, q)
+}}
+ENTRY e {{
+  x = {t}[{dims}] parameter(0)
+  init = {t}[] constant({init})
+  ROOT s = {t}[{out}] reduce(x, init), dimensions={{{reduced}}}, to_apply={reducer}
+}}
+"""
+
+
+@pytest.mark.parametrize("t", ["f32", "f64", "s32", "u64"])
+@pytest.mark.parametrize("op, init", [("add", "0"), ("maximum", "-100"), ("multiply", "1"),
+                                      ("minimum", "50")])
+@pytest.mark.parametrize("dims, reduced, out", [
+    ("8,16,40", "0,1", "40"),       # a bias gradient's shape: rows folded into the outputs
+    ("300,17", "0", "17"),           # output count not a multiple of the vector width
+    ("3,2,600", "0", "2,600"),       # more outputs than one chunk
+    ("2049,16", "0", "16"),          # past MAX_ROWS: the element generator instead
+])
+def test_column_reductions_agree_with_the_interpreter(t, op, init, dims, reduced, out):
+    from xlapy.backends.cpu.column_reduce import _plan
+
+    text = COLUMN_REDUCE.format(t=t, op=op, init=init, dims=dims, reduced=reduced, out=out,
+                                reducer="red")
+    module = parse(text)
+    rows = 1
+    for d in reduced.split(","):
+        rows *= int(dims.split(",")[int(d)])
+    assert (_plan(module.entry_computation.root_instruction) is not None) == (rows <= 2048)
+    rng = np.random.default_rng(8)
+    shape = [int(d) for d in dims.split(",")]
+    dtype = {"f32": np.float32, "f64": np.float64, "s32": np.int32, "u64": np.uint64}[t]
+    x = (rng.random(shape) * 3 + 0.5).astype(dtype) if op == "multiply" and t[0] == "f" \
+        else rng.integers(0, 3 if op == "multiply" else 90, shape).astype(dtype)
+    if t[0] == "f" and op != "multiply":
+        x = (rng.standard_normal(shape) * 40).astype(dtype)
+        x.flat[7] = np.nan
+    expected = xlapy.execute(parse(text), [x], backend="interpreter")[0]
+    actual = xlapy.compile(parse(text), backend="cpu").execute(x)[0]
+    # float sums cancel: the bound scales with the sum of magnitudes down each column
+    axes = tuple(int(d) for d in reduced.split(","))
+    scale = np.sum(np.abs(np.nan_to_num(x.astype(np.float64))), axis=axes) if op == "add" else 0
+    np.testing.assert_allclose(actual, expected, rtol=1e-5 if t == "f32" else 1e-12,
+                               atol=np.max(scale) * (1e-6 if t == "f32" else 1e-14),
+                               equal_nan=True)

@@ -243,9 +243,10 @@ class Codegen:
 
     def emit_loop_kernel(self, instruction: HloInstruction) -> None:
         """A loop nest over the output(s), values from the element generator."""
+        from xlapy.backends.cpu.column_reduce import emit_column_reduction
         from xlapy.backends.cpu.parallel_reduce import emit_parallel_reduction
 
-        if emit_parallel_reduction(self, instruction):
+        if emit_column_reduction(self, instruction) or emit_parallel_reduction(self, instruction):
             return
         operands = self.kernel_operands(instruction)
         outputs = self.output_leaves(instruction)
