@@ -289,11 +289,4 @@ class _ViewPlan:
 
 
 def _view(buffer: np.ndarray, offset: int, shape: Shape) -> np.ndarray:
-    axes, identity = _physical(shape)
-    physical_dims = [shape.dimensions[a] for a in axes]
-    count = shape.element_count
-    flat = buffer[offset:offset + count * shape.dtype.itemsize].view(shape.dtype)
-    physical = flat.reshape(physical_dims)
-    if identity:
-        return physical
-    return np.transpose(physical, np.argsort(axes))
+    return _ViewPlan(shape, offset).of(buffer, 0)

@@ -30,6 +30,7 @@ from xlapy.backends.cpu.kernels.gemm_microkernel import (
     Blocking,
     element_bytes,
     gemm_type,
+    internal_function,
     lane_mask,
     masked_load,
     micro_kernel,
@@ -54,10 +55,8 @@ def blocked_gemm(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
     fits one vector (an MNIST-like x @ W with 10 outputs wastes less)."""
     if name in module.globals:
         return module.globals[name]
-    fn = ir.Function(module, gemm_type(element), name)
-    fn.linkage = "internal"
+    fn, b = internal_function(module, gemm_type(element), name)
     m, n, k, a, a_rs, a_cs, b_mat, b_rs, b_cs, c, ldc = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
     empty = b.or_(b.icmp_signed("<=", m, const(0)), b.icmp_signed("<=", n, const(0)))
     with b.if_then(empty, likely=False):
         b.ret_void()

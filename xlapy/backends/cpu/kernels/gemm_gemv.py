@@ -21,6 +21,7 @@ import llvmlite.ir as ir
 from xlapy.backends.cpu.kernels.gemm_microkernel import (
     element_bytes,
     fma_intrinsic,
+    internal_function,
     lane_mask,
     masked_load,
     masked_store,
@@ -71,11 +72,9 @@ def _dot_form(module: ir.Module, element: ir.Type, lanes: int) -> ir.Function:
     if name in module.globals:
         return module.globals[name]
     ptr = element.as_pointer()
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [I64, I64, ptr, I64, ptr, ptr, I64]),
-                     name)
-    fn.linkage = "internal"
+    fn, b = internal_function(
+        module, ir.FunctionType(ir.VoidType(), [I64, I64, ptr, I64, ptr, ptr, I64]), name)
     rows, k, x, x_is, v, y, y_s = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
     body = b.mul(b.sdiv(rows, const(_ROWS)), const(_ROWS))
     with for_range(b, const(0), body, const(_ROWS), name="i") as i:
         _dot_rows(b, element, lanes, _ROWS, i, k, x, x_is, v, y, y_s)
@@ -145,11 +144,9 @@ def _axpy_form(module: ir.Module, element: ir.Type, lanes: int) -> ir.Function:
     if name in module.globals:
         return module.globals[name]
     ptr = element.as_pointer()
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [I64, I64, ptr, I64, ptr, I64, ptr]),
-                     name)
-    fn.linkage = "internal"
+    fn, b = internal_function(
+        module, ir.FunctionType(ir.VoidType(), [I64, I64, ptr, I64, ptr, I64, ptr]), name)
     rows, k, x, x_ks, v, v_s, y = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
     with for_range(b, const(0), rows, name="z") as i:
         b.store(ir.Constant(element, 0), b.gep(y, [i]))
     body = b.mul(b.sdiv(k, const(_COLUMNS)), const(_COLUMNS))

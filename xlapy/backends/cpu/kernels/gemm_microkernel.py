@@ -136,6 +136,15 @@ def gemm_type(element: ir.Type) -> ir.FunctionType:
     return ir.FunctionType(ir.VoidType(), [I64, I64, I64, ptr, I64, I64, ptr, I64, I64, ptr, I64])
 
 
+def internal_function(module: ir.Module, ftype: ir.FunctionType,
+                      name: str) -> tuple[ir.Function, ir.IRBuilder]:
+    """A new internal function `name` of `ftype` and a builder at its entry block (the
+    callers return the existing one when `name` is already defined)."""
+    fn = ir.Function(module, ftype, name)
+    fn.linkage = "internal"
+    return fn, ir.IRBuilder(fn.append_basic_block("entry"))
+
+
 def micro_kernel_type(element: ir.Type) -> ir.FunctionType:
     """void micro(i64 kc, T* a, i64 a_rs, i64 a_cs, T* b_panel, T* c, i64 ldc, i64 mr, i64 nr,
     i1 first)"""

@@ -31,6 +31,7 @@ from xlapy.backends.cpu.kernels.gemm_microkernel import (
     element_bytes,
     fma_intrinsic,
     gemm_type,
+    internal_function,
     lane_mask,
     masked_load,
     splat,
@@ -66,10 +67,8 @@ def _thin_function(module: ir.Module, element: ir.Type, lanes: int) -> ir.Functi
     name = f"xlapy_gemm_thin_{element}"
     if name in module.globals:
         return module.globals[name]
-    fn = ir.Function(module, gemm_type(element), name)
-    fn.linkage = "internal"
+    fn, b = internal_function(module, gemm_type(element), name)
     m, n, k, a, a_rs, a_cs, b_mat, b_rs, b_cs, c, ldc = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
     columns = _columns_function(module, element, lanes)
     subnormal, shift = _scan(b, element, k, n, b_mat, b_rs, b_cs)
     with b.if_else(b.and_(subnormal, b.icmp_signed(">", shift, const(0))),
@@ -180,10 +179,8 @@ def _columns_function(module: ir.Module, element: ir.Type, lanes: int) -> ir.Fun
     name = f"xlapy_gemm_thin_columns_{element}"
     if name in module.globals:
         return module.globals[name]
-    fn = ir.Function(module, gemm_type(element), name)
-    fn.linkage = "internal"
+    fn, b = internal_function(module, gemm_type(element), name)
     m, n, k, a, _a_rs, a_cs, b_mat, b_rs, b_cs, c, ldc = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
     done = b.alloca(I64, name="done")
     b.store(const(0), done)
     for cols in GROUPS:
@@ -216,10 +213,8 @@ def _group_function(module: ir.Module, element: ir.Type, lanes: int, cols: int) 
         return module.globals[name]
     ptr = element.as_pointer()
     signature = ir.FunctionType(ir.VoidType(), [I64, I64, ptr, I64, ptr, I64, I64, ptr, I64])
-    fn = ir.Function(module, signature, name)
-    fn.linkage = "internal"
+    fn, b = internal_function(module, signature, name)
     m, k, a, a_cs, b_mat, b_rs, b_cs, c, ldc = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
     operands = (k, a, a_cs, b_mat, b_rs, b_cs, c, ldc)
     span = max(1, ACCUMULATORS // cols) * lanes
     wide = b.mul(b.sdiv(m, const(span)), const(span))
