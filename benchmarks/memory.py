@@ -14,21 +14,12 @@ import copy
 import time
 from pathlib import Path
 
-from xlapy.analysis import memory_analysis, no_reuse_bytes
+from xlapy.analysis import kernel_count, memory_analysis, no_reuse_bytes
 from xlapy.hlo import parse
-from xlapy.hlo.opcode import Opcode
 from xlapy.passes.default_pipeline import optimize
 
 DATA = Path(__file__).with_name("data")
 MODULES = ["mnist_train_step", "encoder_layer_forward", "encoder_layer_train_step"]
-NOT_KERNELS = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT,
-               Opcode.BITCAST}
-
-
-def kernels(module) -> int:
-    """Instructions of the entry computation that do work (one launch each)."""
-    return sum(1 for i in module.entry_computation.instructions if i.opcode not in NOT_KERNELS)
-
 
 def measure(name: str) -> dict:
     module = parse((DATA / f"{name}.hlo").read_text())
@@ -37,7 +28,8 @@ def measure(name: str) -> dict:
     optimize(optimized)
     seconds = time.perf_counter() - start
     analysis = memory_analysis(optimized)
-    return {"name": name, "kernels_before": kernels(module), "kernels_after": kernels(optimized),
+    return {"name": name, "kernels_before": kernel_count(module),
+            "kernels_after": kernel_count(optimized),
             "temp_before": no_reuse_bytes(module), "temp_after": analysis.temp_size_in_bytes,
             "pipeline_seconds": seconds}
 

@@ -18,11 +18,12 @@ silently ignored, or a user would debug with dumps that never appear.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,6 +213,9 @@ def debug_options() -> DebugOptions:
 # XLA's names and defaults (xla/debug_options_flags.cc), limited to what xlapy acts on.
 register_flag("xla_dump_to", "string", "",
               "directory for dumps; '-' writes text to stdout")
+register_flag("xla_hlo_profile", "bool", False,
+              "time each top-level instruction of every execution (read back with "
+              "xlapy.profiler; ~40 ns per instruction)")
 register_flag("xla_dump_hlo_as_text", "bool", False, "dump HLO modules as text (.txt)")
 register_flag("xla_dump_hlo_as_long_text", "bool", True,
               "dump text in the long form (operand shapes inline); false for the short form")
@@ -234,3 +238,20 @@ register_flag("xla_disable_all_hlo_passes", "bool", False, "run no HLO pass at a
 register_flag("xlapy_verify_hlo_passes", "bool", False,
               "run the HLO verifier before a pipeline and after every pass that changed "
               "the module (debug mode; the tests turn it on)")
+
+
+@contextlib.contextmanager
+def flags_set(text: str) -> Iterator[DebugOptions]:
+    """Run a block with `text` appended to `XLAPY_FLAGS` (later flags win), as a
+    tool does for the compilations it starts; checked before the block runs."""
+    saved = os.environ.get(ENVIRONMENT_VARIABLE)
+    combined = f"{saved or ''} {text}".strip()
+    options = parse_flags(combined)
+    os.environ[ENVIRONMENT_VARIABLE] = combined
+    try:
+        yield options
+    finally:
+        if saved is None:
+            os.environ.pop(ENVIRONMENT_VARIABLE, None)
+        else:
+            os.environ[ENVIRONMENT_VARIABLE] = saved

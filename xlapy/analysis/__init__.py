@@ -13,11 +13,12 @@ from xlapy.analysis.buffer_assignment import (
 )
 from xlapy.analysis.cost_analysis import cost_analysis
 from xlapy.analysis.heap_simulator import BufferInterval, HeapResult, best_fit_heap
+from xlapy.analysis.kernels import kernel_count
 from xlapy.analysis.liveness import BufferKind, Liveness, LogicalBuffer
 from xlapy.analysis.memory_analysis import MemoryAnalysis, memory_analysis, no_reuse_bytes
 
 __all__ = [
     "Allocation", "BufferAssignment", "BufferInterval", "BufferKind", "HeapResult", "Liveness",
     "LogicalBuffer", "MemoryAnalysis", "Slice", "assign_buffers", "best_fit_heap",
-    "cost_analysis", "memory_analysis", "no_reuse_bytes",
+    "cost_analysis", "kernel_count", "memory_analysis", "no_reuse_bytes",
 ]

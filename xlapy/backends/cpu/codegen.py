@@ -76,6 +76,9 @@ class Codegen:
         self.table, self.fallback = self.entry.args
         self.b = ir.IRBuilder(self.entry.append_basic_block("entry"))
         self._bases: dict[int, ir.Value] = {}
+        self.profile = None
+        """ProfileCounters when profiling; `profiled` lists the instructions it times."""
+        self.profiled: list[HloInstruction] = []
 
     # -- public -------------------------------------------------------------------------
     def emit(self) -> ir.Module:
@@ -86,6 +89,11 @@ class Codegen:
             for alloc in self.assignment.allocations:
                 self._bases[alloc.index] = self._base(alloc)
             restore = self._flush_denormals() if self.options.flush_denormals else None
+            if self.options.profile:
+                from xlapy.backends.cpu.profiling import ProfileCounters
+
+                self.profile = ProfileCounters(self.llmod, self.b,
+                                               len(self.hlo.entry_computation.instructions))
             self.emit_computation(self.hlo.entry_computation)
             self._donation_copies()
             if restore is not None:
@@ -174,16 +182,21 @@ class Codegen:
     def emit_computation(self, computation: HloComputation) -> None:
         from xlapy.backends.cpu.control_flow import emit_control_flow
 
+        timed = self.profile is not None and computation is self.hlo.entry_computation
         for instruction in computation.instructions:
             op = instruction.opcode
             if op in _NO_CODE:
                 continue
-            if op in (Op.WHILE, Op.CONDITIONAL, Op.CALL):
-                emit_control_flow(self, instruction)
-                continue
             if op in (Op.BITCAST, Op.RESHAPE, Op.COPY) and self._aliases_operand(instruction):
                 continue
-            self.emit_instruction(instruction)
+            slot = self.profile.begin(instruction.name) if timed else None
+            if op in (Op.WHILE, Op.CONDITIONAL, Op.CALL):
+                emit_control_flow(self, instruction)
+            else:
+                self.emit_instruction(instruction)
+            if timed:
+                self.profile.end(slot)
+                self.profiled.append(instruction)
 
     def _aliases_operand(self, instruction) -> bool:
         if instruction.shape.is_tuple:

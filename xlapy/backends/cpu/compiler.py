@@ -34,27 +34,31 @@ def compile_module(module, start: float | None = None, options: CpuOptions | Non
         key = cache_key(module_fingerprint(module), options.key(), " ".join(host_target()))
         cached = _decode(cache.get(key), module)
         if cached is not None:
-            obj, fallbacks, runtime = cached
+            obj, fallbacks, runtime, profiled = cached
             ensure_runtime(runtime)
             return CpuExecutable(module, assignment, LoadedObject(obj), fallbacks,
-                                 compile_seconds=time.perf_counter() - start, from_cache=True)
+                                 compile_seconds=time.perf_counter() - start, from_cache=True,
+                                 profiled=profiled)
     codegen = Codegen(module, assignment, options)
     llmod = codegen.emit()
     obj = compile_to_object(llmod, options.opt_level)
     if cache is not None:
-        cache.put(key, _encode(obj, codegen.fallbacks, sorted(llmod.xlapy_runtime)))
+        cache.put(key, _encode(obj, codegen.fallbacks, sorted(llmod.xlapy_runtime),
+                               codegen.profiled))
     return CpuExecutable(module, assignment, LoadedObject(obj), codegen.fallbacks,
-                         compile_seconds=time.perf_counter() - start)
+                         compile_seconds=time.perf_counter() - start, profiled=codegen.profiled)
 
 
-def _encode(obj: bytes, fallbacks, runtime) -> bytes:
+def _encode(obj: bytes, fallbacks, runtime, profiled) -> bytes:
     header = json.dumps({"fallbacks": [[i.parent.name, i.name] for i in fallbacks],
-                         "runtime": [list(r) for r in runtime]}).encode()
+                         "runtime": [list(r) for r in runtime],
+                         "profiled": [i.name for i in profiled]}).encode()
     return _MAGIC + len(header).to_bytes(4, "little") + header + obj
 
 
 def _decode(payload: bytes | None, module):
-    """(object code, fallback instructions), or None when the entry does not fit."""
+    """(object code, fallback instructions, runtime kernels, profiled entry
+    instructions), or None when the entry does not fit."""
     if payload is None or not payload.startswith(_MAGIC):
         return None
     at = len(_MAGIC)
@@ -63,6 +67,8 @@ def _decode(payload: bytes | None, module):
         header = json.loads(payload[at + 4:at + 4 + size])
         fallbacks = [module.computation(c).instruction(name) for c, name in header["fallbacks"]]
         runtime = [tuple(r) for r in header["runtime"]]
+        entry = module.entry_computation
+        profiled = [entry.instruction(name) for name in header.get("profiled", [])]
     except (ValueError, KeyError, TypeError):
         return None
-    return payload[at + 4 + size:], fallbacks, runtime
+    return payload[at + 4 + size:], fallbacks, runtime, profiled

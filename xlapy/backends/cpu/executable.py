@@ -20,6 +20,7 @@ from xlapy.analysis.buffer_assignment import BufferAssignment
 from xlapy.backends.base import Executable
 from xlapy.backends.cpu.ir_array import minor_to_major
 from xlapy.backends.cpu.output_recycler import MIN_BYTES, OutputRecycler
+from xlapy.backends.cpu.profiling import SYMBOL, ProfileEvent, read_events
 from xlapy.errors import ExecutionError
 from xlapy.hlo.ir import HloModule
 from xlapy.hlo.shape import Shape
@@ -45,7 +46,7 @@ def _physical(shape: Shape) -> tuple[list[int], bool]:
 class CpuExecutable(Executable):
     def __init__(self, module: HloModule, assignment: BufferAssignment, loaded,
                  fallbacks: list, backend: str = "cpu", compile_seconds: float = 0.0,
-                 from_cache: bool = False):
+                 from_cache: bool = False, profiled: list | None = None):
         super().__init__(module, backend)
         self.assignment = assignment
         self.fallbacks = fallbacks
@@ -104,6 +105,16 @@ class CpuExecutable(Executable):
             _, dims, dtype = self._single
             self._single_bytes = int(np.prod(dims, dtype=np.int64)) * np.dtype(dtype).itemsize
         self._recycler = OutputRecycler()
+        self.profiled = profiled or []
+        """The entry instructions whose start and end each execution records."""
+        self._profile = loaded.global_address(SYMBOL) if self.profiled else None
+
+    def last_profile(self) -> list[ProfileEvent]:
+        """Each profiled instruction's run in the last execution (compiled with
+        `--xla_hlo_profile`; else empty)."""
+        if self._profile is None:
+            return []
+        return read_events(self._profile, self.profiled)
 
     # -- planning ---------------------------------------------------------------------
     def _result_plan(self, module, assignment):

@@ -144,6 +144,12 @@ class LoadedObject:
             raise CompileError(f"compiled object has no symbol {name!r}")
         return address
 
+    def global_address(self, name: str) -> int:
+        address = self._engine.get_global_value_address(name)
+        if not address:
+            raise CompileError(f"compiled object has no global {name!r}")
+        return address
+
 
 def compile_to_object(module: ir.Module, opt_level: int = 3) -> bytes:
     """IR module -> optimised host object code."""

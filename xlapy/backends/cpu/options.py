@@ -36,6 +36,8 @@ class CpuOptions:
     threads: int = 1
     opt_level: int = 3
     strict: bool = False
+    profile: bool = False
+    """Record each entry instruction's start and end time (`profiling.py`)."""
     inline_runtime: bool = False
     """Emit runtime kernels (GEMM) into the module: ahead-of-time objects need it."""
 
@@ -48,9 +50,10 @@ class CpuOptions:
                    flush_denormals=flags.xla_cpu_flush_denormals,
                    threads=max(1, min(cap, cores) if cap > 0 else cores),
                    opt_level=flags.xla_cpu_opt_level,
-                   strict=flags.xlapy_cpu_strict)
+                   strict=flags.xlapy_cpu_strict,
+                   profile=flags.xla_hlo_profile)
 
     def key(self) -> str:
         return (f"fm={int(self.fast_math)},ftz={int(self.flush_denormals)},t={self.threads},"
-                f"O{self.opt_level},strict={int(self.strict)},"
+                f"O{self.opt_level},strict={int(self.strict)},prof={int(self.profile)},"
                 f"inline={int(self.inline_runtime)}")
