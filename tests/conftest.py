@@ -23,7 +23,8 @@ os.environ.setdefault("XLAPY_DEFAULT_BACKEND", "interpreter")
 
 import pytest  # noqa: E402
 
-CPU_MODULES = ("test_jit.py", "test_models.py", "test_seeds_examples.py")
+CPU_MODULES = ("test_jit.py", "test_models.py", "test_seeds_examples.py", "test_demo.py",
+               "test_bench.py")
 
 
 @pytest.fixture(autouse=True)

@@ -6,9 +6,10 @@ import argparse
 import sys
 
 from xlapy.errors import XlapyError
-from xlapy.tools import demo, opt, run_hlo
+from xlapy.tools import bench, demo, opt, run_hlo
 
 COMMANDS = {
+    "bench": (bench, "run the benchmark suite: every workload, every peer, one table"),
     "demo": (demo, "run the main job: a model end to end"),
     "opt": (opt, "run HLO passes on a module and print the result"),
     "run-hlo": (run_hlo, "run HLO text files on a backend and compare with the interpreter"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 from xlapy.backends.base import Backend, optimized_copy
+from xlapy.backends.cpu import options  # noqa: F401  (declares the --xla_cpu_* flags)
 from xlapy.hlo.ir import HloModule
 
 

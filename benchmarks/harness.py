@@ -1,0 +1,162 @@
+"""The benchmark suite's harness: peers timed side by side, medians, ratios, floors.
+
+A workload builds one callable per peer (NumPy op by op, xlapy eager, xlapy
+`jit`, JAX's `jit`, PyTorch eager) on the same inputs. The harness warms
+each up, then times them in turns — round after round, every peer once per
+round — so a busy spell of the machine hits all peers alike, and reports
+each one's median. A workload's floor is the time this machine's measured
+limits allow it (bytes moved at the memory bandwidth, flops at BLAS's rate,
+whichever is longer); the table shows the fraction of it each peer reaches.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+PEERS = ("numpy", "xlapy eager", "xlapy jit", "jax jit", "torch eager")
+"""The peers, in table order. Ratios are against NumPy op by op."""
+
+
+@dataclass
+class Timing:
+    peer: str
+    seconds: float | None = None
+    """Median seconds per call; None when the peer did not run (see `note`)."""
+    note: str = ""
+
+
+@dataclass
+class Result:
+    name: str
+    title: str
+    unit: str
+    timings: list[Timing] = field(default_factory=list)
+    floor_seconds: float | None = None
+    floor_note: str = ""
+    compile_cold: float | None = None
+    compile_cached: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def seconds(self, peer: str) -> float | None:
+        return next((t.seconds for t in self.timings if t.peer == peer), None)
+
+    @property
+    def baseline(self) -> str:
+        """The peer ratios are taken against: NumPy op by op, else xlapy eager."""
+        return "numpy" if self.seconds("numpy") else "xlapy eager"
+
+    def speedup(self, peer: str) -> float | None:
+        mine, base = self.seconds(peer), self.seconds(self.baseline)
+        return base / mine if mine and base else None
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["ratios_over"] = self.baseline
+        data["speedups"] = {t.peer: self.speedup(t.peer) for t in self.timings
+                                      if self.speedup(t.peer) is not None}
+        if self.floor_seconds:
+            data["fraction_of_floor"] = {t.peer: self.floor_seconds / t.seconds
+                                         for t in self.timings if t.seconds}
+        return data
+
+
+def time_in_turns(fns: dict[str, Callable[[], object]], *, min_time: float = 0.05,
+                  rounds: int = 7, budget: float = 20.0) -> dict[str, float]:
+    """Median seconds per call of each function, all timed in turns.
+
+    Each is called once to warm up, then in `rounds` rounds of enough calls
+    to last `min_time`; slow functions get fewer rounds (at least 3) so the
+    whole measurement stays near `budget` seconds.
+    """
+    once, number = {}, {}
+    for name, fn in fns.items():
+        fn()                                    # warm-up: compilation, caches, page faults
+        start = time.perf_counter()
+        fn()
+        once[name] = max(time.perf_counter() - start, 1e-7)
+        number[name] = max(1, int(min_time / once[name]))
+    per_round = sum(once[n] * number[n] for n in fns)
+    rounds = max(3, min(rounds, int(budget / max(per_round, 1e-9))))
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            for _ in range(number[name]):
+                fn()
+            samples[name].append((time.perf_counter() - start) / number[name])
+    return {name: sorted(s)[len(s) // 2] for name, s in samples.items()}
+
+
+def format_seconds(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.2f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def table(results: list[Result]) -> str:
+    """The terminal table: per workload, each peer's median and its ratio to
+    NumPy, the floor and the fraction of it the fastest xlapy mode reaches,
+    and compile times."""
+    lines = []
+    header = f"{'workload':<34}" + "".join(f"{p:>17}" for p in PEERS)
+    lines += [header, "-" * len(header)]
+    for r in results:
+        cells = []
+        for peer in PEERS:
+            seconds = r.seconds(peer)
+            cells.append(f"{format_seconds(seconds):>17}")
+        lines.append(f"{r.title[:34]:<34}" + "".join(cells))
+        ratios = []
+        for peer in PEERS:
+            s = r.speedup(peer)
+            ratios.append(f"{(f'{s:.2f}x' if s else ''):>17}")
+        base = "NumPy" if r.baseline == "numpy" else "eager"
+        lines.append(f"{f'  per {r.unit}, speed-up vs {base}':<34}" + "".join(ratios))
+        extra = []
+        if r.floor_seconds:
+            jit = r.seconds("xlapy jit")
+            reached = f", xlapy jit at {r.floor_seconds / jit:.0%} of it" if jit else ""
+            extra.append(f"floor {format_seconds(r.floor_seconds)} ({r.floor_note}){reached}")
+        if r.compile_cold is not None:
+            extra.append(f"compile cold {r.compile_cold:.2f} s, from disk cache "
+                         f"{r.compile_cached:.2f} s")
+        for text in extra + r.notes:
+            lines.append(f"  {text}")
+    skipped = sorted({f"{t.peer}: {t.note}" for r in results for t in r.timings
+                      if t.seconds is None and t.note})
+    if skipped:
+        lines += ["", "not run:"] + [f"  {s}" for s in skipped]
+    return "\n".join(lines)
+
+
+def plot(results: list[Result], path: str) -> None:
+    """A bar chart of each peer's speed-up over NumPy op by op, per workload."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise RuntimeError("--plot needs matplotlib: pip install 'xlapy[bench]'") from e
+    shown = [p for p in PEERS if p != "numpy" and any(r.speedup(p) for r in results)]
+    rows = [r for r in results if any(r.speedup(p) for p in shown)]
+    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(rows)), 5))
+    width = 0.8 / max(len(shown), 1)
+    for i, peer in enumerate(shown):
+        xs = [j + i * width for j in range(len(rows))]
+        ax.bar(xs, [r.speedup(peer) or 0 for r in rows], width, label=peer)
+    ax.set_xticks([j + width * (len(shown) - 1) / 2 for j in range(len(rows))])
+    ax.set_xticklabels([r.name for r in rows], rotation=30, ha="right")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_ylabel("speed-up over NumPy op by op (or xlapy eager)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

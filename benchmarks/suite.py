@@ -1,0 +1,114 @@
+"""`xlapy bench`: every workload, every available peer, one process, one table.
+
+    xlapy bench                          # the whole suite (under 10 minutes)
+    xlapy bench dot mnist --json r.json  # some workloads; machine-readable results
+    xlapy bench --plot speedups.png      # bar chart of speed-ups (matplotlib)
+
+The machine's limits are measured first, in the same run. Compilation uses
+an on-disk cache of its own (a fresh directory), so "cold" is a real first
+compile and "from disk cache" a second process's experience.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import xlapy
+from benchmarks import machine, memory_budget
+from benchmarks.harness import PEERS, Result, Timing, table, time_in_turns
+from benchmarks.workloads import WORKLOADS
+from xlapy.flags import flags_set
+
+
+def run_workload(workload, limits, *, tiny: bool = False, budget: float = 20.0,
+                 min_time: float = 0.05) -> Result:
+    result = Result(workload.name, workload.title, workload.unit)
+    result.compile_cold, result.compile_cached = _compile_times(workload, tiny)
+    built = workload.build(tiny)
+    runnable = {p: fn for p, fn in built.peers.items() if callable(fn)}
+    seconds = time_in_turns(runnable, min_time=min_time, budget=budget)
+    for peer in PEERS:
+        entry = built.peers.get(peer)
+        if callable(entry):
+            result.timings.append(Timing(peer, seconds[peer] / built.steps.get(peer, 1)))
+        else:
+            result.timings.append(Timing(peer, None, entry or "not part of this workload"))
+    cost = xlapy.jit(built.jit_fn).lower(*built.jit_args).compile().cost_analysis()
+    if limits is not None:
+        result.floor_seconds, result.floor_note = limits.floor(cost.get("bytes accessed", 0.0),
+                                                               cost.get("flops", 0.0))
+    steps = {p: n for p, n in built.steps.items() if n != 1}
+    if steps:
+        result.notes.append("per step; steps per timed run: " +
+                            ", ".join(f"{p} {n}" for p, n in steps.items()))
+    return result
+
+
+def _compile_times(workload, tiny: bool) -> tuple[float, float]:
+    """(cold, from the on-disk cache) seconds of a fresh jit's first call: trace,
+    optimise, LLVM (or the cache) and one run."""
+    times = []
+    for _ in range(2):
+        built = workload.build(tiny)
+        start = time.perf_counter()
+        xlapy.jit(built.jit_fn)(*built.jit_args)
+        times.append(time.perf_counter() - start)
+    return times[0], times[1]
+
+
+def run(names: list[str] | None = None, *, tiny: bool = False, memory_budget_bytes: int = 2 ** 30,
+        budget: float = 20.0, out=sys.stdout) -> dict:
+    """Run the suite; prints as it goes and returns the JSON-able report."""
+    chosen = [w for w in WORKLOADS if not names or w.name in names]
+    unknown = set(names or ()) - {w.name for w in WORKLOADS} - {"memory"}
+    if unknown:
+        raise ValueError(f"unknown workload(s) {', '.join(sorted(unknown))}; known: "
+                         f"{', '.join(w.name for w in WORKLOADS)}, memory")
+    report = {"python": platform.python_version(), "numpy": np.__version__,
+              "peers": _peer_versions()}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="xlapy-bench-cache-") as cache, \
+            flags_set(f"--xlapy_cpu_cache_dir={cache}"):
+        limits = machine.measure(elements=1 << (12 if tiny else 25), gemm=32 if tiny else 2048,
+                                 budget=0.2 if tiny else 3.0)
+        print(f"machine: {limits.describe()}", file=out)
+        print("peers: " + ", ".join(f"{k} {v}" for k, v in report["peers"].items()), file=out)
+        report["machine"] = limits.to_json()
+        results = []
+        for workload in chosen:
+            print(f"  running {workload.name} ...", file=out, flush=True)
+            results.append(run_workload(workload, limits, tiny=tiny, budget=budget,
+                                        min_time=0.005 if tiny else 0.05))
+        report["workloads"] = [r.to_json() for r in results]
+        print("\n" + table(results), file=out)
+        if not names or "memory" in names:
+            fits = memory_budget.largest_batches(memory_budget_bytes, tiny=tiny)
+            report["memory"] = {"budget_bytes": memory_budget_bytes,
+                                "fits": [f.to_json() for f in fits]}
+            print("\n" + memory_budget.report(fits, memory_budget_bytes), file=out)
+    report["seconds"] = time.perf_counter() - started
+    print(f"\nsuite finished in {report['seconds']:.0f} s", file=out)
+    report["results"] = results
+    return report
+
+
+def _peer_versions() -> dict[str, str]:
+    versions = {"numpy": np.__version__, "xlapy": xlapy.__version__}
+    for module in ("jax", "torch"):
+        try:
+            versions[module] = __import__(module).__version__
+        except ImportError:
+            versions[module] = "not installed"
+    return versions
+
+
+def write_json(report: dict, path: str) -> None:
+    data = {k: v for k, v in report.items() if k != "results"}
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)

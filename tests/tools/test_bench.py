@@ -1,0 +1,113 @@
+"""`xlapy bench` at the tests' sizes: every workload builds and runs with every
+installed peer, peers compute the same values, and the table, JSON and
+memory fit come out whole."""
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+from benchmarks.harness import Result, Timing, table, time_in_turns
+from benchmarks.workloads import WORKLOADS
+from xlapy.cli import main
+from xlapy.tools.bench import parse_bytes
+
+
+def test_tiny_suite_writes_table_and_json(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    assert main(["bench", "--tiny", "sum", "mnist", "encoder_train", "memory",
+                 "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "machine:" in out and "GB/s" in out and "GFLOP/s" in out
+    assert "sum(x + y*z)" in out and "compile cold" in out and "floor" in out
+    assert "largest batch" in out
+    report = json.loads(path.read_text())
+    assert [w["name"] for w in report["workloads"]] == ["sum", "mnist", "encoder_train"]
+    for w in report["workloads"]:
+        jit = next(t for t in w["timings"] if t["peer"] == "xlapy jit")
+        assert jit["seconds"] > 0
+        assert w["floor_seconds"] > 0 and w["compile_cold"] > 0
+    encoder = report["workloads"][2]
+    assert encoder["ratios_over"] == "xlapy eager"       # NumPy cannot differentiate
+    fits = report["memory"]["fits"]
+    assert [f["mode"] for f in fits] == ["op by op", "compiled"]
+    assert all(f["per_example"] > 0 for f in fits)
+
+
+def test_every_workload_builds_and_peers_agree():
+    """At tiny sizes each runnable peer returns the same values as xlapy's jit."""
+    for workload in WORKLOADS:
+        built = workload.build(True)
+        assert callable(built.peers["xlapy jit"])
+        expected = _leaves(built.peers["xlapy jit"]())
+        for peer, fn in built.peers.items():
+            if not callable(fn):
+                assert fn, f"{workload.name}: {peer} skipped without a note"
+                continue
+            got = _leaves(fn())
+            assert len(got) == len(expected), (workload.name, peer)
+            for a, b in zip(got, expected):
+                np.testing.assert_allclose(a, b, rtol=2e-3, atol=2e-5,
+                                           err_msg=f"{workload.name}: {peer}")
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        return [x for k in sorted(value) for x in _leaves(value[k])]
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in _leaves(v)]
+    return [np.asarray(value, np.float64)]
+
+
+def test_unknown_workload_is_an_error(capsys):
+    assert main(["bench", "--tiny", "nonsense"]) == 2
+    assert "unknown workload" in capsys.readouterr().err
+
+
+def test_list(capsys):
+    assert main(["bench", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert all(w.name in out for w in WORKLOADS) and "memory" in out
+
+
+def test_time_in_turns_medians():
+    calls = {"a": 0, "b": 0}
+
+    def a():
+        calls["a"] += 1
+
+    def b():
+        calls["b"] += 1
+    times = time_in_turns({"a": a, "b": b}, min_time=0.001, rounds=3, budget=0.1)
+    assert set(times) == {"a", "b"} and all(t > 0 for t in times.values())
+    assert calls["a"] > 3 and calls["b"] > 3
+
+
+def test_table_shows_ratios_and_skips():
+    r = Result("w", "a workload", "call",
+               [Timing("numpy", 2e-3), Timing("xlapy jit", 1e-3),
+                Timing("torch eager", None, "PyTorch not installed")],
+               floor_seconds=5e-4, floor_note="1 MB at 2 GB/s")
+    text = table([r])
+    assert "2.00x" in text and "50% of it" in text and "PyTorch not installed" in text
+
+
+def test_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    from benchmarks.harness import plot
+
+    r = Result("w", "a workload", "call", [Timing("numpy", 2e-3), Timing("xlapy jit", 1e-3)])
+    plot([r], str(tmp_path / "p.png"))
+    assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("text, expected", [("1GiB", 2 ** 30), ("512MiB", 512 * 2 ** 20),
+                                            ("2g", 2 * 2 ** 30), ("1000", 1000)])
+def test_parse_bytes(text, expected):
+    assert parse_bytes(text) == expected
+
+
+def test_parse_bytes_rejects_nonsense():
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_bytes("lots")
