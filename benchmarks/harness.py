@@ -62,17 +62,26 @@ class Result:
         return data
 
 
+SETTLE_SECONDS = 0.2
+"""Pause before each peer's turn: OpenBLAS's and JAX's worker threads spin
+for ~0.1 s after their calls, and a peer timed meanwhile loses the cores they
+hold (a 1024^3 GEMM right after NumPy's took twice as long on 2 cores)."""
+
+
 def time_in_turns(fns: dict[str, Callable[[], object]], *, min_time: float = 0.05,
-                  rounds: int = 7, budget: float = 20.0) -> dict[str, float]:
+                  rounds: int = 7, budget: float = 20.0,
+                  settle: float = SETTLE_SECONDS) -> dict[str, float]:
     """Median seconds per call of each function, all timed in turns.
 
     Each is called once to warm up, then in `rounds` rounds of enough calls
     to last `min_time`; slow functions get fewer rounds (at least 3) so the
-    whole measurement stays near `budget` seconds.
+    whole measurement stays near `budget` seconds. Each turn starts after a
+    `settle` pause, so one peer's spinning threads do not slow the next.
     """
     once, number = {}, {}
     for name, fn in fns.items():
         fn()                                    # warm-up: compilation, caches, page faults
+        time.sleep(settle)
         start = time.perf_counter()
         fn()
         once[name] = max(time.perf_counter() - start, 1e-7)
@@ -82,6 +91,7 @@ def time_in_turns(fns: dict[str, Callable[[], object]], *, min_time: float = 0.0
     samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
+            time.sleep(settle)
             start = time.perf_counter()
             for _ in range(number[name]):
                 fn()

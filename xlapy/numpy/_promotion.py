@@ -18,7 +18,14 @@ import numpy as np
 from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.array import ConcreteArray
-from xlapy.core.trace import Array, as_array, bind, element_type, with_weak_type
+from xlapy.core.trace import (
+    Array,
+    as_array,
+    bind,
+    current_trace,
+    element_type,
+    with_weak_type,
+)
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
 
@@ -170,7 +177,10 @@ def broadcast_to(array, shape) -> Array:
     lead = len(shape) - x.ndim
     if lead < 0 or any(d not in (1, t) for d, t in zip(x.shape, shape[lead:])):
         raise ValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}")
-    if isinstance(x, ConcreteArray):  # eager: NumPy's broadcast is the same, exact op
+    if isinstance(x, ConcreteArray) and current_trace() is None:
+        # eager: NumPy's broadcast is the same, exact op. Under a trace the
+        # broadcast is staged, so a scalar stays one constant in the module
+        # instead of an array of the full shape.
         return ConcreteArray(np.array(np.broadcast_to(x.value, shape)), x.weak_type)
     # HLO broadcast maps dimensions one to one, so size-1 axes that grow are
     # reshaped away first.
