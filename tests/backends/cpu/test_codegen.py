@@ -157,6 +157,70 @@ def test_dense_layer_epilogue(flags):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
+def _layernorm_backward(x, g, gamma):
+    """A layernorm's input gradient with its gamma and beta gradients: XLA fuses
+    them into one multi-output fusion of an elementwise value and two column
+    reductions over the leading dims."""
+    mean = xnp.mean(x, axis=-1, keepdims=True)
+    centred = x - mean
+    inv = 1 / xnp.sqrt(xnp.mean(centred * centred, axis=-1, keepdims=True) + 1e-5)
+    y = centred * inv
+    dy = g * gamma
+    dx = inv * (dy - xnp.mean(dy, axis=-1, keepdims=True)
+                - y * xnp.mean(dy * y, axis=-1, keepdims=True))
+    lead = tuple(range(x.ndim - 1))
+    return dx, xnp.sum(g * y, axis=lead), xnp.sum(g, axis=lead)
+
+
+def _residual_backward(x, g, gamma):
+    """An elementwise gradient and the column sums of its pieces, as a residual
+    block's backward pass makes them: one fusion with both kinds of root."""
+    h = xnp.tanh(g * gamma + x)
+    lead = tuple(range(x.ndim - 1))
+    return h * 2.0, xnp.sum(h * x, axis=lead), xnp.sum(h, axis=lead)
+
+
+@pytest.mark.parametrize("threads", ["1", "0"])
+@pytest.mark.parametrize("shape", [(8, 16, 64), (300, 40), (3, 5, 17), (2100, 16)])
+@pytest.mark.parametrize("fn", [_layernorm_backward, _residual_backward])
+def test_multi_output_column_fusion(flags, threads, shape, fn):
+    from xlapy.backends.cpu.column_reduce import _plan
+
+    flags(f"--xla_cpu_parallelism={threads}")
+    rng = np.random.default_rng(9)
+    x, g = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+    gamma = rng.standard_normal(shape[-1]).astype(np.float32)
+    got, want = cpu_and_interpreter(fn, x, g, gamma)
+    rows = int(np.prod(shape[:-1]))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * np.sqrt(rows))
+    module = executable_of(fn, x, g, gamma).module
+    plans = [_plan(i) for i in module.entry_computation.instructions
+             if i.opcode.value == "fusion" and _plan(i) is not None]
+    assert bool(plans) == (rows <= 2048)
+    if fn is _residual_backward and plans:     # the elementwise root joined the reductions
+        assert any(r.opcode.value != "reduce" for p in plans for r in p.roots)
+
+
+@pytest.mark.parametrize("threads", ["1", "0"])
+def test_large_epilogue_runs_in_place_between_threads(flags, threads):
+    """A dot epilogue big enough to be split between threads (GELU's gradient
+    shape: erf and exp of the product, times another operand)."""
+    flags(f"--xla_cpu_parallelism={threads}")
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 64, 32)).astype(np.float32)
+    w = rng.standard_normal((256, 32)).astype(np.float32)
+    g = rng.standard_normal((4, 64, 256)).astype(np.float32)
+
+    def f(x, w, g):
+        y = x @ w.T
+        return g * xlapy.lax.erf(y * 0.5) + xnp.exp(-y * y)
+    got, want = cpu_and_interpreter(f, x, w, g)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+    text = executable_of(f, x, w, g).as_text()
+    assert "kind=kOutput" in text
+
+
 FFT = """HloModule fft
 ENTRY e {
   x = c64[16] parameter(0)

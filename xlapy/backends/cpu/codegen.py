@@ -19,6 +19,8 @@ modules that have any.
 
 from __future__ import annotations
 
+import contextlib
+
 import llvmlite.ir as ir
 
 from xlapy.analysis.buffer_assignment import BufferAssignment, Slice
@@ -41,6 +43,8 @@ from xlapy.hlo.opcode import ELEMENTWISE
 from xlapy.hlo.opcode import Opcode as Op
 
 ENTRY = "xlapy_entry"
+OUT_OF_MEMORY = -1
+"""The fallback number an execution reports when a kernel's scratch malloc fails."""
 FALLBACK_TYPE = ir.FunctionType(ir.VoidType(), [T.I64, T.I8P.as_pointer()])
 
 _NO_CODE = frozenset({Op.PARAMETER, Op.CONSTANT, Op.GET_TUPLE_ELEMENT, Op.TUPLE,
@@ -153,13 +157,34 @@ class Codegen:
 
     def scratch(self, size: int) -> Slice:
         """Stack memory of the entry function, as a pseudo-slice for `call_kernel`."""
-        key = -1 - len([k for k in self._bases if k < 0])
+        key = min([k for k in self._bases if k < 0], default=0) - 1
         with self.b.goto_entry_block():
             self.b.position_at_start(self.entry.entry_basic_block)
             slot = self.b.alloca(ir.ArrayType(T.I8, max(size, 1)))
             slot.align = 64
             self._bases[key] = self.b.bitcast(slot, T.I8P)
         return Slice(key, 0, size)
+
+    @contextlib.contextmanager
+    def heap_scratch(self, size: int):
+        """Heap memory for the kernels emitted inside the block (too big for the
+        stack), as a pseudo-slice. Where malloc fails the block's code is
+        skipped and the execution reports OUT_OF_MEMORY through the fallback,
+        so the caller gets MemoryError, never a crash."""
+        from xlapy.backends.cpu.kernels.heap import ALIGN, aligned_malloc, free
+
+        b = self.b
+        raw, aligned = aligned_malloc(b, ir.Constant(T.I64, max(size, 1)), T.I8)
+        failed = b.icmp_unsigned("==", raw, ir.Constant(T.I8P, None))
+        key = min([k for k in self._bases if k < 0], default=0) - 1
+        with b.if_else(failed) as (then, otherwise):
+            with then:
+                b.call(self.fallback, [ir.Constant(T.I64, OUT_OF_MEMORY), self.table])
+            with otherwise:
+                self._bases[key] = aligned
+                yield Slice(key, 0, size + ALIGN)
+                del self._bases[key]
+        free(b, raw)
 
     def kernel_context(self, b: ir.IRBuilder):
         return _KernelContext(self, b)

@@ -5,101 +5,196 @@ A bias gradient sums f32[batch, seq, features] over batch and seq: each of the
 the element generator does) that is a strided scalar loop per output. Here
 the whole rows are folded into the outputs instead:
 
-    out[j] = init                       for every j of a chunk of the outputs
+    out[j] = init                       for every j of a chunk of the columns
     for each row r:  out[j] = out[j] (+) x[r, j]
 
 so the inner loop runs along the minor dimension, unit-stride and vectorised,
-and each output still combines its elements in row order. Chunks of outputs
-are split between threads. Only plain standalone reduces with a simple
-reducer, stored and computed in the same type, and at most `MAX_ROWS` rows:
-within one block the element generator's float sums are sequential too, so
-the two agree; longer sums keep its blocked, compensated scheme.
+and each output still combines its elements in row order. Chunks of columns
+are split between threads.
+
+The same loop serves a multi-output fusion whose roots are such reductions of
+one shape and elementwise values of that shape (a layernorm's backward pass:
+the input gradient plus the gamma and beta gradients). Every root is
+computed in the same iteration at the same index, so the expression they
+share is computed once per element instead of once per root, and the
+elementwise outputs are stored as the rows stream by.
+
+Only simple reducers, stored and computed in the same type, and at most
+`MAX_ROWS` rows: within one block the element generator's float sums are
+sequential too, so the two agree; longer sums keep its blocked, compensated
+scheme.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import llvmlite.ir as ir
 
 from xlapy.backends.cpu import ir_types as T
-from xlapy.backends.cpu.ir_array import minor_to_major
+from xlapy.backends.cpu.generator import Generator
+from xlapy.backends.cpu.ir_array import IrArray, minor_to_major
 from xlapy.backends.cpu.loop_kernel import kernel_function
-from xlapy.backends.cpu.loops import for_range
 from xlapy.backends.cpu.reduce_generator import combine
 from xlapy.backends.cpu.scalar_computation import simple_reducer
+from xlapy.backends.cpu.scope import Ix, Scope
 from xlapy.hlo.dtypes import PrimitiveType as P
+from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import Opcode as Op
+from xlapy.hlo.shape import Shape
 
 MAX_ROWS = 2048
 """The element generator's float sums are sequential within blocks of this many."""
-CHUNK = 512
-"""Outputs per chunk: their running values stay in L1 while the rows stream by."""
+MAX_CHUNK = 512
+"""Columns per chunk at most: their running values stay in L1 while the rows stream by."""
+MIN_CHUNK = 16
 _TYPES = (P.F32, P.F64, P.S32, P.S64, P.U32, P.U64)
 
 
-def _plan(instruction):
-    """(rows R, outputs K) when `instruction` reduces the major dims of a row-major
-    operand into a row-major result, else None."""
-    if instruction.opcode is not Op.REDUCE or len(instruction.operands) != 2 \
-            or instruction.shape.is_tuple:
+@dataclass
+class _Plan:
+    shape: Shape
+    """The shape every root reduces (its major `reduced` dims) or has."""
+    reduced: int
+    rows: int
+    columns: int
+    roots: list[HloInstruction]
+
+
+def _row_major(shape: Shape) -> bool:
+    return list(minor_to_major(shape)) == list(range(shape.rank - 1, -1, -1))
+
+
+def _plan(instruction) -> _Plan | None:
+    """The plan when every root of `instruction` (a reduce, or a fusion) reduces
+    the same major dims of one shape or is an elementwise value of that shape,
+    at least one reducing; else None."""
+    if instruction.opcode is Op.REDUCE:
+        roots = [instruction]
+        if not _row_major(instruction.operands[0].shape):
+            return None
+    elif instruction.opcode is Op.FUSION:
+        root = instruction.attr("calls").root_instruction
+        roots = list(root.operands) if root.opcode is Op.TUPLE else [root]
+    else:
         return None
-    operand = instruction.operands[0]
-    shape = operand.shape
-    ptype = instruction.shape.element_type
-    if ptype not in _TYPES or shape.element_type is not ptype \
-            or simple_reducer(instruction.attr("to_apply")) is None:
+    reduces = [r for r in roots if r.opcode is Op.REDUCE]
+    if not reduces or any(r.shape.is_tuple or not _row_major(r.shape) for r in roots):
         return None
-    rank = shape.rank
-    row_major = list(range(rank - 1, -1, -1))
-    if list(minor_to_major(shape)) != row_major or \
-            list(minor_to_major(instruction.shape)) != list(range(instruction.shape.rank - 1,
-                                                                  -1, -1)):
-        return None
-    reduced = sorted(instruction.attr("dimensions") or ())
-    if not reduced or reduced != list(range(len(reduced))) or len(reduced) == rank:
-        return None
+    shape = reduces[0].operands[0].shape
+    reduced = len(reduces[0].attr("dimensions") or ())
+    for r in reduces:
+        if not _simple_column_reduce(r, shape, reduced):
+            return None
+    for r in roots:
+        if r.opcode is not Op.REDUCE and r.shape.dimensions != shape.dimensions:
+            return None
     rows = 1
-    for d in reduced:
-        rows *= shape.dimensions[d]
-    outputs = instruction.shape.element_count
-    if rows > MAX_ROWS or rows < 2 or outputs < 16:
+    for d in shape.dimensions[:reduced]:
+        rows *= d
+    columns = shape.element_count // max(rows, 1)
+    if rows > MAX_ROWS or rows < 2 or columns < 16:
         return None
-    return rows, outputs
+    return _Plan(shape, reduced, rows, columns, roots)
+
+
+def _simple_column_reduce(reduce: HloInstruction, shape: Shape, reduced: int) -> bool:
+    if len(reduce.operands) != 2:
+        return False
+    operand = reduce.operands[0]
+    ptype = reduce.shape.element_type
+    dims = sorted(reduce.attr("dimensions") or ())
+    return (ptype in _TYPES and operand.shape.element_type is ptype
+            and operand.shape.dimensions == shape.dimensions
+            and dims == list(range(reduced)) and 0 < reduced < shape.rank
+            and simple_reducer(reduce.attr("to_apply")) is not None)
 
 
 def emit_column_reduction(cg, instruction) -> bool:
-    from xlapy.backends.cpu.codegen import _disjoint, _symbol
+    from xlapy.backends.cpu.codegen import _disjoint, _KernelContext, _symbol
 
     plan = _plan(instruction)
     if plan is None:
         return False
-    rows, outputs = plan
-    ptype = instruction.shape.element_type
-    element = T.storage_type(ptype)
     operands = cg.kernel_operands(instruction)
-    out_slice = cg.output_leaves(instruction)[0][2]
-    slices = [s for _, s in operands] + [out_slice]
+    outputs = cg.output_leaves(instruction)
+    slices = [s for _, s in operands] + [s for _, _, s in outputs]
     name = f"k{cg._kernels}_{_symbol(instruction.name)}"
     cg._kernels += 1
-    fn, b, pointers, begin, end = kernel_function(cg.llmod, name, 3,
-                                                  noalias=_disjoint(slices, 2))
-    x, init, out = (b.bitcast(p, element.as_pointer()) for p in pointers)
-    reducer = instruction.attr("to_apply")
-    initial = b.load(init)
-    c = lambda v: ir.Constant(T.I64, v)  # noqa: E731
-    with for_range(b, begin, end, name="chunk") as chunk:
-        lo = b.mul(chunk, c(CHUNK))
-        hi = b.add(lo, c(CHUNK))
-        hi = b.select(b.icmp_signed("<", hi, c(outputs)), hi, c(outputs))
-        with for_range(b, lo, hi, name="j0") as j:
-            b.store(initial, b.gep(out, [j]))
-        with for_range(b, c(0), c(rows), name="row") as r:
-            row = b.gep(x, [b.mul(r, c(outputs))])
-            with for_range(b, lo, hi, name="j") as j:
-                slot = b.gep(out, [j])
-                value = combine(b, reducer, [b.load(slot)], [b.load(b.gep(row, [j]))],
-                                [ptype])[0]
-                b.store(value, slot)
+    fn, b, pointers, begin, end = kernel_function(cg.llmod, name, len(slices),
+                                                  noalias=_disjoint(slices, len(operands)))
+    if instruction.opcode is Op.FUSION:
+        inputs = instruction.attr("calls").parameters
+    else:
+        inputs = [operand for operand, _ in operands]
+    arrays = {p: IrArray(b, ptr, p.shape) for p, ptr in zip(inputs, pointers)}
+    out = [IrArray(b, ptr, shape) for (_, shape, _), ptr in
+           zip(outputs, pointers[len(operands):])]
+    scope = Scope(b)
+    g = Generator(_KernelContext(cg, b), scope, arrays)
+    chunk = _chunk(plan.columns, cg.options.threads)
+    _emit_loops(g, scope, plan, out, begin, end, chunk)
     b.ret_void()
-    chunks = -(-outputs // CHUNK)
-    cg.call_kernel(fn, slices, chunks, rows * outputs)
+    cg.call_kernel(fn, slices, -(-plan.columns // chunk), plan.rows * plan.columns)
     return True
+
+
+def _chunk(columns: int, threads: int) -> int:
+    """Columns per chunk: enough chunks for every thread, in whole vectors."""
+    share = -(-columns // max(threads, 1))
+    return max(MIN_CHUNK, min(MAX_CHUNK, -(-share // MIN_CHUNK) * MIN_CHUNK))
+
+
+def _emit_loops(g: Generator, scope: Scope, plan: _Plan, out: list[IrArray], begin, end,
+                chunk: int) -> None:
+    b = g.b
+    c = lambda v: ir.Constant(T.I64, v)  # noqa: E731
+    reduces = [(root, array) for root, array in zip(plan.roots, out)
+               if root.opcode is Op.REDUCE]
+    with scope.loop(scope.depth, begin, end, name="chunk") as k:
+        with scope.at(k.depth):
+            lo = b.mul(k.value, c(chunk))
+            hi = b.add(lo, c(chunk))
+            hi = b.select(b.icmp_signed("<", hi, c(plan.columns)), hi, c(plan.columns))
+        with scope.loop(scope.depth, lo, hi, name="j0") as j:
+            column = _unflatten(g, j, plan.shape.dimensions[plan.reduced:])
+            for root, array in reduces:
+                array.store(b, g.value(root.operands[1], ()), [i.value for i in column])
+        with scope.loop(scope.depth, c(0), c(plan.rows), name="row") as r:
+            row = _unflatten(g, r, plan.shape.dimensions[:plan.reduced])
+            with scope.loop(scope.depth, lo, hi, name="j") as j:
+                column = _unflatten(g, j, plan.shape.dimensions[plan.reduced:])
+                index = tuple(row + column)
+                at = [i.value for i in index]
+                out_column = [i.value for i in column]
+                for root, array in zip(plan.roots, out):
+                    if root.opcode is not Op.REDUCE:
+                        array.store(b, g.value(root, index), at)
+                for root, array in reduces:
+                    value = g.value(root.operands[0], index)
+                    ptype = root.shape.element_type
+                    total = combine(b, root.attr("to_apply"), [array.load(b, out_column)],
+                                    [value], [ptype])[0]
+                    array.store(b, total, out_column)
+
+
+def _unflatten(g: Generator, flat: Ix, sizes) -> list[Ix]:
+    """The row-major multi-index of `flat` over `sizes`, at flat's depth."""
+    index = []
+    stride = 1
+    for size in reversed(sizes):
+        def component(b, stride=stride, size=size):
+            value = flat.value if stride == 1 else b.udiv(flat.value,
+                                                          ir.Constant(T.I64, stride))
+            return value if stride * size >= _product(sizes) else \
+                b.urem(value, ir.Constant(T.I64, size))
+        index.append(Ix.const(0) if size == 1 else g.index_op(flat.depth, component))
+        stride *= size
+    return list(reversed(index))
+
+
+def _product(sizes) -> int:
+    total = 1
+    for s in sizes:
+        total *= s
+    return total

@@ -241,6 +241,10 @@ class CpuExecutable(Executable):
 
     # -- the interpreter fallback ---------------------------------------------------------
     def _run_fallback(self, number: int, table_address: int) -> None:
+        if number < 0:   # codegen.OUT_OF_MEMORY: a kernel's scratch malloc failed
+            if self._error is None:
+                self._error = MemoryError("a kernel could not allocate its scratch memory")
+            return
         try:
             from xlapy.backends.cpu.fallback import run_fallback
 

@@ -16,7 +16,7 @@ from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.dot_generator import dot_dims
 from xlapy.backends.cpu.generator import Generator
 from xlapy.backends.cpu.ir_array import IrArray, minor_to_major, strides
-from xlapy.backends.cpu.loop_kernel import emit_nest, kernel_function
+from xlapy.backends.cpu.loop_kernel import emit_nest, kernel_function, outer_extent
 from xlapy.backends.cpu.loops import for_range
 from xlapy.backends.cpu.scope import Scope
 from xlapy.backends.cpu.special_kernels import special
@@ -147,39 +147,57 @@ def _dot_output_fusion(cg, instruction) -> bool:
                 list(minor_to_major(instruction.shape)) == list(minor_to_major(dot.shape)))
     operands = cg.kernel_operands(instruction)
     out_slice = cg.output_leaves(instruction)[0][2]
-    slices = [s for _, s in operands] + [out_slice]
     # buffer assignment may put the output over an operand the epilogue still reads
     in_place = in_place and not any(_overlap(s, out_slice) for _, s in operands)
     name = f"k{cg._kernels}_{''.join(c if c.isalnum() else '_' for c in instruction.name)}"
     cg._kernels += 1
-    fn, b, pointers, _, _ = kernel_function(cg.llmod, name, len(slices), noalias=False)
-    params = computation.parameters
-    out_ptr = pointers[-1]
-    scratch = None
-    if not in_place:
-        malloc = _libc(cg.llmod, "malloc", T.I8P, [T.I64])
-        scratch = b.call(malloc, [ir.Constant(T.I64, max(dot.shape.byte_size, 1))])
-    product = out_ptr if in_place else scratch
-    _emit_gemm_calls(cg, b, plan, dot.shape.element_type,
-                     pointers[dot.operands[0].parameter_number],
-                     pointers[dot.operands[1].parameter_number], product)
-    if root is not dot:
-        scope = Scope(b)
-        arrays = {p: IrArray(b, ptr, p.shape) for p, ptr in zip(params, pointers)}
-        arrays[dot] = IrArray(b, product, dot.shape)
-        from xlapy.backends.cpu.codegen import _KernelContext
-
-        g = Generator(_KernelContext(cg, b), scope, arrays)
-        out = IrArray(b, out_ptr, instruction.shape)
-        from xlapy.backends.cpu.loop_kernel import outer_extent
-
-        emit_nest(g, root, out, ir.Constant(T.I64, 0),
-                  ir.Constant(T.I64, outer_extent(instruction.shape)))
-    if scratch is not None:
-        b.call(_libc(cg.llmod, "free", ir.VoidType(), [T.I8P]), [scratch])
-    b.ret_void()
-    cg.call_kernel(fn, slices, 1, 1)
+    if in_place:
+        _gemm_then_epilogue(cg, instruction, dot, plan, operands, out_slice, out_slice, name)
+    else:
+        with cg.heap_scratch(dot.shape.byte_size) as product:
+            _gemm_then_epilogue(cg, instruction, dot, plan, operands, product, out_slice, name)
     return True
+
+
+def _gemm_then_epilogue(cg, instruction, dot, plan, operands, product, out_slice, name):
+    """The product goes into `product` (the output buffer itself when it may: one
+    kernel, GEMM threads itself), then the epilogue runs over it as a loop
+    kernel split between threads like any elementwise loop (a GELU-gradient
+    epilogue over f32[8,128,1024] had cost twice its GEMM on one thread)."""
+    from xlapy.backends.cpu.codegen import _disjoint, _work_per_element
+
+    lhs, rhs = (operands[o.parameter_number][1] for o in dot.operands)
+    fn, b, pointers, _, _ = kernel_function(cg.llmod, name + "_gemm", 3, noalias=False)
+    _emit_gemm_calls(cg, b, plan, dot.shape.element_type, *pointers)
+    b.ret_void()
+    cg.call_kernel(fn, [lhs, rhs, product], 1, 1)
+    if instruction.attr("calls").root_instruction is dot:
+        return
+    # in place, the product is the output pointer itself: LLVM then knows each
+    # element is read before it is written (two pointers to one buffer would
+    # fail its overlap checks and keep the loop scalar)
+    extra = [] if product == out_slice else [product]
+    slices = [s for _, s in operands] + extra + [out_slice]
+    fn, b, pointers, begin, end = kernel_function(
+        cg.llmod, name, len(slices), noalias=_disjoint(slices, len(slices) - 1))
+    _emit_epilogue(cg, b, instruction, dot, pointers, pointers[-1 - len(extra)], begin, end)
+    b.ret_void()
+    work = instruction.shape.element_count * _work_per_element(instruction)
+    cg.call_kernel(fn, slices, outer_extent(instruction.shape), work)
+
+
+def _emit_epilogue(cg, b, instruction, dot, pointers, product, begin, end) -> None:
+    """The fused computation's root over rows [begin, end), the dot read from `product`."""
+    from xlapy.backends.cpu.codegen import _KernelContext
+
+    computation = instruction.attr("calls")
+    if computation.root_instruction is dot:
+        return
+    arrays = {p: IrArray(b, ptr, p.shape) for p, ptr in zip(computation.parameters, pointers)}
+    arrays[dot] = IrArray(b, product, dot.shape)
+    g = Generator(_KernelContext(cg, b), Scope(b), arrays)
+    emit_nest(g, computation.root_instruction, IrArray(b, pointers[-1], instruction.shape),
+              begin, end)
 
 
 def _overlap(a, b) -> bool:
@@ -187,8 +205,3 @@ def _overlap(a, b) -> bool:
         b.offset < a.offset + a.size
 
 
-def _libc(module, name, ret, args):
-    fn = module.globals.get(name)
-    if fn is None:
-        fn = ir.Function(module, ir.FunctionType(ret, args), name)
-    return fn
