@@ -238,3 +238,12 @@ class ConcreteArray(Array):
 
     def __dlpack_device__(self):
         return self.value.__dlpack_device__()
+
+
+def _register_leaf() -> None:
+    from xlapy.core import pytree
+
+    pytree.LEAF_TYPES.add(ConcreteArray)
+
+
+_register_leaf()

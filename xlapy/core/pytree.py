@@ -12,6 +12,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import numpy as np
+
 
 class _Registration(NamedTuple):
     flatten: Callable[[Any], tuple[list, Any]]    # node -> (children, aux data)
@@ -31,6 +33,7 @@ def register_pytree_node(cls: type, flatten, unflatten) -> None:
     """Make `cls` a container: `flatten(x) -> (children, aux)` and
     `unflatten(aux, children) -> x`; aux must be hashable."""
     _REGISTRY[cls] = _Registration(flatten, unflatten)
+    LEAF_TYPES.discard(cls)
 
 
 def register_dataclass(cls: type) -> type:
@@ -52,11 +55,27 @@ def _registration(x) -> _Registration | None:
 @dataclasses.dataclass(frozen=True)
 class TreeDef:
     """The structure of a pytree: a node type, its aux data and its children's
-    structures; `None` node type marks a leaf."""
+    structures; `None` node type marks a leaf.
+
+    Structures made by flattening are interned, and each caches its hash: a
+    jit call hashes and compares the structure of its arguments every time."""
 
     node_type: type | None
     aux: Any
     children: tuple[TreeDef, ...]
+    _hash: int = dataclasses.field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self):
+        try:
+            value = hash((self.node_type, self.aux, self.children))
+        except TypeError:   # unhashable aux data: hashing the structure fails later
+            value = None
+        object.__setattr__(self, "_hash", value)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            raise TypeError(f"unhashable pytree structure {self}")
+        return self._hash
 
     @property
     def num_leaves(self) -> int:
@@ -106,12 +125,45 @@ def tree_flatten(tree, is_leaf: Callable[[Any], bool] | None = None) -> tuple[li
 
 
 def _flatten(x, leaves: list, is_leaf) -> TreeDef:
-    reg = None if (is_leaf is not None and is_leaf(x)) else _registration(x)
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return LEAF
+    kind = type(x)
+    if kind in LEAF_TYPES:
+        leaves.append(x)
+        return LEAF
+    if kind is dict:   # the common containers without the registry's indirection
+        keys = tuple(sorted(x))
+        return _node(dict, keys, tuple([_flatten(x[k], leaves, is_leaf) for k in keys]))
+    if kind is tuple or kind is list:
+        return _node(kind, None, tuple([_flatten(c, leaves, is_leaf) for c in x]))
+    reg = _registration(x)
     if reg is None:
         leaves.append(x)
         return LEAF
     children, aux = reg.flatten(x)
-    return TreeDef(type(x), aux, tuple(_flatten(c, leaves, is_leaf) for c in children))
+    return _node(kind, aux, tuple([_flatten(c, leaves, is_leaf) for c in children]))
+
+
+LEAF_TYPES: set[type] = {float, int, bool, complex, np.ndarray}
+"""Types known to be leaves (array types add themselves): no registry lookup."""
+_INTERNED: dict[tuple, TreeDef] = {}
+_MAX_INTERNED = 1 << 16
+
+
+def _node(kind: type, aux, children: tuple) -> TreeDef:
+    """The one TreeDef of this structure (equal structures are then usually the
+    same object, which makes comparing them cheap)."""
+    key = (kind, aux, children)
+    try:
+        found = _INTERNED.get(key)
+    except TypeError:   # unhashable aux data: a structure of its own
+        return TreeDef(kind, aux, children)
+    if found is None:
+        if len(_INTERNED) >= _MAX_INTERNED:
+            _INTERNED.clear()
+        found = _INTERNED[key] = TreeDef(kind, aux, children)
+    return found
 
 
 def tree_unflatten(treedef: TreeDef, leaves) -> Any:
