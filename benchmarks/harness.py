@@ -129,7 +129,7 @@ def table(results: list[Result]) -> str:
         base = "NumPy" if r.baseline == "numpy" else "eager"
         lines.append(f"{f'  per {r.unit}, speed-up vs {base}':<34}" + "".join(ratios))
         extra = []
-        if r.floor_seconds:
+        if r.floor_seconds and r.floor_seconds >= 1e-6:   # else the call itself is the floor
             jit = r.seconds("xlapy jit")
             reached = f", xlapy jit at {r.floor_seconds / jit:.0%} of it" if jit else ""
             extra.append(f"floor {format_seconds(r.floor_seconds)} ({r.floor_note}){reached}")
@@ -145,15 +145,21 @@ def table(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
+def require_matplotlib() -> None:
+    """Fail before a long run, not after it, when --plot cannot be drawn."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as e:
+        raise ValueError("--plot needs matplotlib: pip install 'xlapy[bench]'") from e
+
+
 def plot(results: list[Result], path: str) -> None:
     """A bar chart of each peer's speed-up over NumPy op by op, per workload."""
-    try:
-        import matplotlib
+    require_matplotlib()
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        raise RuntimeError("--plot needs matplotlib: pip install 'xlapy[bench]'") from e
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     shown = [p for p in PEERS if p != "numpy" and any(r.speedup(p) for r in results)]
     rows = [r for r in results if any(r.speedup(p) for p in shown)]
     fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(rows)), 5))

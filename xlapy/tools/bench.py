@@ -56,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{w.name:<14} {w.title}")
         print(f"{'memory':<14} encoder training: largest batch within --memory-budget")
         return 0
+    if args.plot:
+        from benchmarks.harness import require_matplotlib
+
+        require_matplotlib()
     report = suite.run(args.workloads, tiny=args.tiny, memory_budget_bytes=args.memory_budget)
     if args.json:
         suite.write_json(report, args.json)
