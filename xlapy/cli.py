@@ -6,9 +6,10 @@ import argparse
 import sys
 
 from xlapy.errors import XlapyError
-from xlapy.tools import bench, demo, opt, run_hlo
+from xlapy.tools import aot, bench, demo, opt, run_hlo
 
 COMMANDS = {
+    "aot": (aot, "compile ahead of time into an object file and a C header"),
     "bench": (bench, "run the benchmark suite: every workload, every peer, one table"),
     "demo": (demo, "run the main job: a model end to end"),
     "opt": (opt, "run HLO passes on a module and print the result"),

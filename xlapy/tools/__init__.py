@@ -1,1 +1,1 @@
-"""Command-line tools: `run-hlo`, `demo` (and later `opt`, `aot`, `bench`)."""
+"""Command-line tools: `run-hlo`, `opt`, `aot`, `bench` and `demo`."""

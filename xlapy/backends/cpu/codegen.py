@@ -28,7 +28,7 @@ from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu import parallel
 from xlapy.backends.cpu.generator import Generator
 from xlapy.backends.cpu.ir_array import IrArray
-from xlapy.backends.cpu.llvm_target import new_module
+from xlapy.backends.cpu.llvm_target import aot_target_machine, new_module
 from xlapy.backends.cpu.loop_kernel import (
     emit_nest,
     kernel_function,
@@ -68,9 +68,12 @@ class Codegen:
         self.hlo = module
         self.assignment = assignment
         self.options = options
-        self.llmod = new_module(name)
+        self.llmod = new_module(name, aot_target_machine(*options.target)
+                                if options.target else None)
         self.llmod.xlapy_runtime = set()   # runtime-library kernels the module calls
         self.llmod.xlapy_inline_runtime = options.inline_runtime   # AOT: carries its own
+        if options.target:
+            self.llmod.xlapy_target_features = options.target[2]
         self.fallbacks: list[HloInstruction] = []
         self._constants: dict[int, ir.GlobalVariable] = {}
         self._fused_constants: dict[int, ir.GlobalVariable] = {}

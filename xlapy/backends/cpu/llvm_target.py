@@ -62,6 +62,17 @@ def target_machine(triple: str | None = None, cpu: str | None = None,
                                         if jit else "default")
 
 
+def aot_target_machine(triple: str, cpu: str = "", features: str = "") -> llvm.TargetMachine:
+    """A target machine for ahead-of-time objects: position-independent code
+    (executables link as PIE), any LLVM target this llvmlite carries."""
+    try:
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+    except RuntimeError as e:  # pragma: no cover - llvmlite without other targets
+        raise CompileError(f"this llvmlite cannot compile for other machines: {e}") from e
+    return target_machine(triple, cpu, features, opt=3, jit=False, reloc="pic")
+
+
 def new_module(name: str, tm: llvm.TargetMachine | None = None) -> ir.Module:
     """An empty IR module for `tm`'s triple and data layout."""
     tm = tm or target_machine()

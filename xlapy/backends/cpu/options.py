@@ -40,6 +40,8 @@ class CpuOptions:
     """Record each entry instruction's start and end time (`profiling.py`)."""
     inline_runtime: bool = False
     """Emit runtime kernels (GEMM) into the module: ahead-of-time objects need it."""
+    target: tuple[str, str, str] | None = None
+    """(triple, cpu, features) to compile for; None: this machine (JIT)."""
 
     @classmethod
     def from_flags(cls, flags: DebugOptions | None = None) -> CpuOptions:
@@ -56,4 +58,4 @@ class CpuOptions:
     def key(self) -> str:
         return (f"fm={int(self.fast_math)},ftz={int(self.flush_denormals)},t={self.threads},"
                 f"O{self.opt_level},strict={int(self.strict)},prof={int(self.profile)},"
-                f"inline={int(self.inline_runtime)}")
+                f"inline={int(self.inline_runtime)},target={self.target}")

@@ -49,11 +49,14 @@ class Blocking:
 
 
 def vector_bits(module: ir.Module) -> int:
-    """The widest vector the module's target computes in natively (128 when the
-    module is for another machine than this one: SSE2 and NEON both have it)."""
-    triple, _, features = host_target()
-    if module.triple != triple:
-        return 128
+    """The widest vector the module's target computes in natively: from the
+    features it is compiled for (`xlapy_target_features`, set for ahead-of-time
+    objects), else this machine's; 128 when unknown (SSE2 and NEON have it)."""
+    features = getattr(module, "xlapy_target_features", None)
+    if features is None:
+        triple, _, features = host_target()
+        if module.triple != triple:
+            return 128
     flags = set(features.split(","))
     if "+avx512f" in flags:
         return 512
