@@ -103,6 +103,26 @@ def sgd_step(loss: Callable, params, batch, lr: float, xp: ArrayLib):
     return sgd(params, grads, lr), value
 
 
+def classifier(apply: Callable, default_lr: float):
+    """(loss, train_step, accuracy) of a classifier whose `apply(params, x, xp)`
+    gives logits: mean softmax cross-entropy against one-hot labels, one SGD
+    step, and the fraction of argmaxes equal to integer labels."""
+    def loss(params, batch, xp: ArrayLib = XLAPY):
+        """Mean cross-entropy; batch = (inputs, one-hot labels)."""
+        x, labels = batch
+        return cross_entropy(apply(params, x, xp), labels, xp)
+
+    def train_step(params, batch, lr: float = default_lr, xp: ArrayLib = XLAPY):
+        """(params after one SGD step, loss before it)."""
+        return sgd_step(loss, params, batch, lr, xp)
+
+    def fraction_correct(params, images, labels_int, xp: ArrayLib = XLAPY) -> float:
+        """Fraction of `images` whose largest logit is at their label."""
+        return accuracy(apply(params, images, xp), labels_int)
+
+    return loss, train_step, fraction_correct
+
+
 # -- numerics written with xp.np only -------------------------------------------------------
 
 def log_softmax(logits, xp: ArrayLib, axis: int = -1):

@@ -25,19 +25,7 @@ def apply(params, x, xp: ArrayLib = XLAPY):
     return x @ params["w"] + params["b"]
 
 
-def loss(params, batch, xp: ArrayLib = XLAPY):
-    """Mean cross-entropy; batch = (inputs, one-hot labels)."""
-    x, labels = batch
-    return lib.cross_entropy(apply(params, x, xp), labels, xp)
-
-
-def train_step(params, batch, lr: float = LR, xp: ArrayLib = XLAPY):
-    """(params after one SGD step, loss before it)."""
-    return lib.sgd_step(loss, params, batch, lr, xp)
-
-
-def accuracy(params, images, labels_int, xp: ArrayLib = XLAPY) -> float:
-    return lib.accuracy(apply(params, images, xp), labels_int)
+loss, train_step, accuracy = lib.classifier(apply, LR)
 
 
 def numpy_train_step(params, batch, lr: float = LR):
