@@ -17,6 +17,14 @@ import numpy as np
 import xlapy
 import xlapy.numpy as xnp
 from xlapy.models import NUMPY, XLAPY, encoder, jax_lib, lstm, mlp, softmax_regression
+from xlapy.models.lib import tree_map
+
+
+def _on(convert, tree):
+    """`tree` with every array made the peer's own kind once, before timing: xlapy
+    arrays for eager xlapy (NumPy arrays would run NumPy's operators), device
+    arrays for JAX (else each call copies its inputs in)."""
+    return tree_map(convert, tree)
 
 
 def _jax():
@@ -64,14 +72,16 @@ def _standard_peers(make: Callable, args: tuple, torch_fn: Callable | None = Non
     function written once for every NumPy-like namespace; PyTorch's from `torch_fn`."""
     np_erf = NUMPY.erf
     jitted = xlapy.jit(make(xnp, xlapy.lax.erf))
+    eager_args = _on(xnp.asarray, args)
     peers = {"numpy": lambda: make(np, np_erf)(*args),
-             "xlapy eager": lambda: make(xnp, xlapy.lax.erf)(*args),
+             "xlapy eager": lambda: make(xnp, xlapy.lax.erf)(*eager_args),
              "xlapy jit": lambda: jitted(*args)}
     found = _jax()
     if found:
         jax, jnp, jsp = found
         jax_fn = jax.jit(make(jnp, jsp.erf))
-        peers["jax jit"] = lambda: jax.block_until_ready(jax_fn(*args))
+        jax_args = _on(jnp.asarray, args)
+        peers["jax jit"] = lambda: jax.block_until_ready(jax_fn(*jax_args))
     else:
         peers["jax jit"] = NO_JAX
     torch = _torch()
@@ -189,17 +199,20 @@ def _training(model, tiny: bool, sizes: dict, eager_steps: int) -> Built:
     def step(p, batch):
         return model.train_step(p, batch, lr=lr)
 
-    def train(step_fn, count):
+    def train(step_fn, count, convert=None):
+        start = params if convert is None else _on(convert, params)
+        data = batches[:count] if convert is None else _on(convert, batches[:count])
+
         def run():
-            p = params
-            for batch in batches[:count]:
+            p = start
+            for batch in data:
                 p, loss = step_fn(p, batch)
             return loss
         return run
 
     jitted = xlapy.jit(step)
     peers = {"numpy": train(lambda p, b: model.numpy_train_step(p, b, lr), steps),
-             "xlapy eager": train(step, eager_steps),
+             "xlapy eager": train(step, eager_steps, xnp.asarray),
              "xlapy jit": train(jitted, steps)}
     jx = jax_lib()
     if jx is None:
@@ -208,7 +221,7 @@ def _training(model, tiny: bool, sizes: dict, eager_steps: int) -> Built:
         import jax
 
         jax_step = jax.jit(lambda p, b: model.train_step(p, b, lr=lr, xp=jx))
-        run = train(jax_step, steps)
+        run = train(jax_step, steps, jx.np.asarray)
         peers["jax jit"] = lambda: jax.block_until_ready(run())
     peers["torch eager"] = NO_TORCH if _torch() is None else "no PyTorch version of this model"
     counts = {"numpy": steps, "xlapy eager": eager_steps, "xlapy jit": steps, "jax jit": steps}
@@ -237,8 +250,9 @@ def encoder_inputs(tiny: bool, batch: int | None = None):
 def _library_peers(fn_of_lib: Callable, args: tuple, numpy_note: str | None = None) -> Built:
     """Peers of `fn_of_lib(xp)(*args)` for the models' ArrayLibs."""
     jitted = xlapy.jit(fn_of_lib(XLAPY))
+    eager_args = _on(xnp.asarray, args)
     peers = {"numpy": numpy_note or (lambda: fn_of_lib(NUMPY)(*args)),
-             "xlapy eager": lambda: fn_of_lib(XLAPY)(*args),
+             "xlapy eager": lambda: fn_of_lib(XLAPY)(*eager_args),
              "xlapy jit": lambda: jitted(*args)}
     jx = jax_lib()
     if jx is None:
@@ -247,7 +261,8 @@ def _library_peers(fn_of_lib: Callable, args: tuple, numpy_note: str | None = No
         import jax
 
         jax_fn = jax.jit(fn_of_lib(jx))
-        peers["jax jit"] = lambda: jax.block_until_ready(jax_fn(*args))
+        jax_args = _on(jx.np.asarray, args)
+        peers["jax jit"] = lambda: jax.block_until_ready(jax_fn(*jax_args))
     peers["torch eager"] = NO_TORCH if _torch() is None else "no PyTorch version of this model"
     return Built(peers, fn_of_lib(XLAPY), args)
 
