@@ -17,6 +17,7 @@ import numpy as np
 
 from xlapy import lax
 from xlapy.core.trace import Array
+from xlapy.numpy import _eager_fast
 from xlapy.numpy._promotion import (
     constant_like,
     full_like_of,
@@ -41,12 +42,18 @@ def _no_complex(name: str, x: Array) -> None:
 # -- + - * / ------------------------------------------------------------------------------
 def add(x, y, /) -> Array:
     """`x + y`, broadcast; on bools it is logical or, as in NumPy."""
+    fast = _eager_fast.binary(np.add, x, y)
+    if fast is not None:
+        return fast
     x, y = promote_args("add", x, y)
     return lax.bitwise_or(x, y) if x.dtype == np.bool_ else lax.add(x, y)
 
 
 def subtract(x, y, /) -> Array:
     """`x - y`, broadcast (bools are refused, as by NumPy)."""
+    fast = _eager_fast.binary(np.subtract, x, y)
+    if fast is not None:
+        return fast
     x, y = promote_args("subtract", x, y)
     _no_bool("subtract", x, "use xnp.logical_xor or xnp.not_equal")
     return lax.sub(x, y)
@@ -54,6 +61,9 @@ def subtract(x, y, /) -> Array:
 
 def multiply(x, y, /) -> Array:
     """`x * y`, broadcast; on bools it is logical and."""
+    fast = _eager_fast.binary(np.multiply, x, y)
+    if fast is not None:
+        return fast
     x, y = promote_args("multiply", x, y)
     return lax.bitwise_and(x, y) if x.dtype == np.bool_ else lax.mul(x, y)
 
@@ -61,6 +71,9 @@ def multiply(x, y, /) -> Array:
 def true_divide(x, y, /) -> Array:
     """`x / y`; integers and bools divide as the default float (int32 / int32
     is float32)."""
+    fast = _eager_fast.binary(np.divide, x, y, floats_only=True)
+    if fast is not None:
+        return fast
     x, y = promote_args_inexact("true_divide", x, y)
     return lax.div(x, y)
 

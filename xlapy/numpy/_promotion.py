@@ -181,7 +181,7 @@ def broadcast_to(array, shape) -> Array:
         # eager: NumPy's broadcast is the same, exact op. Under a trace the
         # broadcast is staged, so a scalar stays one constant in the module
         # instead of an array of the full shape.
-        return ConcreteArray(np.array(np.broadcast_to(x.value, shape)), x.weak_type)
+        return ConcreteArray(np.broadcast_to(x.value, shape), x.weak_type)
     # HLO broadcast maps dimensions one to one, so size-1 axes that grow are
     # reshaped away first.
     keep = [i for i, d in enumerate(x.shape) if d == shape[lead + i]]

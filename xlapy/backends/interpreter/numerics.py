@@ -85,7 +85,7 @@ def narrow(x: np.ndarray, dtype) -> np.ndarray:
     x = np.asarray(x)
     dtype = np.dtype(dtype)
     if x.dtype != np.float64 or dtype in (np.float64, np.float32, np.float16):
-        return x.astype(dtype)
+        return x.astype(dtype, copy=False)   # a result already of its type is not copied
     with np.errstate(all="ignore"):
         nearest = x.astype(np.float32)
         inexact = np.isfinite(x) & (nearest.astype(np.float64) != x)
