@@ -20,6 +20,7 @@ modules that have any.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
@@ -282,13 +283,11 @@ class Codegen:
                     for index, shape in instruction.shape.leaves()]
         return [((), instruction.shape, self.slice_of(instruction))]
 
-    def emit_loop_kernel(self, instruction: HloInstruction) -> None:
-        """A loop nest over the output(s), values from the element generator."""
-        from xlapy.backends.cpu.column_reduce import emit_column_reduction
-        from xlapy.backends.cpu.parallel_reduce import emit_parallel_reduction
-
-        if emit_column_reduction(self, instruction) or emit_parallel_reduction(self, instruction):
-            return
+    def loop_kernel(self, instruction: HloInstruction, fused_parameters: bool = True):
+        """A new kernel function over `instruction`'s buffers, named after it: its
+        operands' (noalias where no output overlaps them) and then its outputs'.
+        The inputs are bound as IrArrays — a fusion's parameters, or the operands
+        themselves with `fused_parameters=False` — and the outputs listed."""
         operands = self.kernel_operands(instruction)
         outputs = self.output_leaves(instruction)
         slices = [s for _, s in operands] + [s for _, _, s in outputs]
@@ -296,22 +295,30 @@ class Codegen:
         self._kernels += 1
         fn, b, pointers, begin, end = kernel_function(self.llmod, name, len(slices),
                                                       noalias=_disjoint(slices, len(operands)))
-        scope = Scope(b)
-        arrays = {}
-        if instruction.opcode is Op.FUSION:
-            computation = instruction.attr("calls")
-            params = computation.parameters
-            for p, ptr in zip(params, pointers):
-                arrays[p] = IrArray(b, ptr, p.shape)
-            root = computation.root_instruction
-            roots = list(root.operands) if root.opcode is Op.TUPLE else [root]
+        if fused_parameters and instruction.opcode is Op.FUSION:
+            inputs = instruction.attr("calls").parameters
         else:
-            for (operand, _), ptr in zip(operands, pointers):
-                arrays[operand] = IrArray(b, ptr, operand.shape)
-            roots = [instruction]
-        g = Generator(_KernelContext(self, b), scope, arrays)
+            inputs = [operand for operand, _ in operands]
+        arrays = {p: IrArray(b, ptr, p.shape) for p, ptr in zip(inputs, pointers)}
         out_arrays = [IrArray(b, ptr, shape) for (_, shape, _), ptr in
                       zip(outputs, pointers[len(operands):])]
+        return LoopKernel(fn, b, begin, end, slices, arrays, out_arrays)
+
+    def emit_loop_kernel(self, instruction: HloInstruction) -> None:
+        """A loop nest over the output(s), values from the element generator."""
+        from xlapy.backends.cpu.column_reduce import emit_column_reduction
+        from xlapy.backends.cpu.parallel_reduce import emit_parallel_reduction
+
+        if emit_column_reduction(self, instruction) or emit_parallel_reduction(self, instruction):
+            return
+        k = self.loop_kernel(instruction)
+        b, begin, end, out_arrays = k.b, k.begin, k.end, k.outputs
+        if instruction.opcode is Op.FUSION:
+            root = instruction.attr("calls").root_instruction
+            roots = list(root.operands) if root.opcode is Op.TUPLE else [root]
+        else:
+            roots = [instruction]
+        g = Generator(_KernelContext(self, b), Scope(b), k.arrays)
         targets = _group_leaves(roots, out_arrays)
         tiled = _transposes(instruction)
         extents = {outer_extent(a.shape) for a in out_arrays}
@@ -326,7 +333,7 @@ class Codegen:
         b.ret_void()
         n = outer_extent(out_arrays[0].shape) if splittable else 1
         work = sum(a.shape.element_count for a in out_arrays) * _work_per_element(instruction)
-        self.call_kernel(fn, slices, n, work)
+        self.call_kernel(k.fn, k.slices, n, work)
 
     def call_kernel(self, fn: ir.Function, slices: list[Slice], n: int, work: int,
                     threads: int | None = None) -> None:
@@ -361,6 +368,21 @@ class Codegen:
             target = self.slice_of(param, tuple(alias.parameter_index))
             memcpy(self.b, self._slice_pointer(target, self.b),
                    self._slice_pointer(source, self.b), source.size)
+
+
+@dataclass
+class LoopKernel:
+    """A kernel function being emitted (`Codegen.loop_kernel`): its builder, the
+    [begin, end) range of its outer loop, the buffers `call_kernel` passes, its
+    inputs by instruction and its output arrays."""
+
+    fn: ir.Function
+    b: ir.IRBuilder
+    begin: ir.Value
+    end: ir.Value
+    slices: list
+    arrays: dict
+    outputs: list
 
 
 class _KernelContext:

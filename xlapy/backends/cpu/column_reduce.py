@@ -34,7 +34,6 @@ import llvmlite.ir as ir
 from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.generator import Generator
 from xlapy.backends.cpu.ir_array import IrArray, minor_to_major
-from xlapy.backends.cpu.loop_kernel import kernel_function
 from xlapy.backends.cpu.reduce_generator import combine
 from xlapy.backends.cpu.scalar_computation import simple_reducer
 from xlapy.backends.cpu.scope import Ix, Scope
@@ -111,31 +110,18 @@ def _simple_column_reduce(reduce: HloInstruction, shape: Shape, reduced: int) ->
 
 
 def emit_column_reduction(cg, instruction) -> bool:
-    from xlapy.backends.cpu.codegen import _disjoint, _KernelContext, _symbol
+    from xlapy.backends.cpu.codegen import _KernelContext
 
     plan = _plan(instruction)
     if plan is None:
         return False
-    operands = cg.kernel_operands(instruction)
-    outputs = cg.output_leaves(instruction)
-    slices = [s for _, s in operands] + [s for _, _, s in outputs]
-    name = f"k{cg._kernels}_{_symbol(instruction.name)}"
-    cg._kernels += 1
-    fn, b, pointers, begin, end = kernel_function(cg.llmod, name, len(slices),
-                                                  noalias=_disjoint(slices, len(operands)))
-    if instruction.opcode is Op.FUSION:
-        inputs = instruction.attr("calls").parameters
-    else:
-        inputs = [operand for operand, _ in operands]
-    arrays = {p: IrArray(b, ptr, p.shape) for p, ptr in zip(inputs, pointers)}
-    out = [IrArray(b, ptr, shape) for (_, shape, _), ptr in
-           zip(outputs, pointers[len(operands):])]
-    scope = Scope(b)
-    g = Generator(_KernelContext(cg, b), scope, arrays)
+    k = cg.loop_kernel(instruction)
+    scope = Scope(k.b)
+    g = Generator(_KernelContext(cg, k.b), scope, k.arrays)
     chunk = _chunk(plan.columns, cg.options.threads)
-    _emit_loops(g, scope, plan, out, begin, end, chunk)
-    b.ret_void()
-    cg.call_kernel(fn, slices, -(-plan.columns // chunk), plan.rows * plan.columns)
+    _emit_loops(g, scope, plan, k.outputs, k.begin, k.end, chunk)
+    k.b.ret_void()
+    cg.call_kernel(k.fn, k.slices, -(-plan.columns // chunk), plan.rows * plan.columns)
     return True
 
 

@@ -345,24 +345,14 @@ def emit_generated_kernel(cg, instruction, work_per_element: int) -> None:
     """A loop kernel over the output of `instruction` (a tuple of same-shaped leaves
     allowed) from its element generator, split over threads by the outer dimension;
     like the generic loop kernel, with the op's real cost for the thread decision."""
-    operands = cg.kernel_operands(instruction)
-    outputs = cg.output_leaves(instruction)
-    slices = [s for _, s in operands] + [s for _, _, s in outputs]
-    name = f"k{cg._kernels}_{_symbol(instruction.name)}"
-    cg._kernels += 1
-    fn, b, pointers, begin, end = kernel_function(cg.llmod, name, len(slices),
-                                                  noalias=_disjoint(slices, len(operands)))
-    arrays = {operand: IrArray(b, ptr, operand.shape)
-              for (operand, _), ptr in zip(operands, pointers)}
-    g = Generator(_KernelContext(cg, b), Scope(b), arrays)
-    out_arrays = [IrArray(b, ptr, shape) for (_, shape, _), ptr in
-                  zip(outputs, pointers[len(operands):])]
-    out = out_arrays[0] if len(out_arrays) == 1 and not instruction.shape.is_tuple else \
-        _Leaves(out_arrays)
-    n = outer_extent(out.shape)
-    emit_nest(g, instruction, out, begin, end)
-    b.ret_void()
-    cg.call_kernel(fn, slices, n, out.shape.element_count * max(work_per_element, 1))
+    k = cg.loop_kernel(instruction, fused_parameters=False)
+    g = Generator(_KernelContext(cg, k.b), Scope(k.b), k.arrays)
+    out = k.outputs[0] if len(k.outputs) == 1 and not instruction.shape.is_tuple else \
+        _Leaves(k.outputs)
+    emit_nest(g, instruction, out, k.begin, k.end)
+    k.b.ret_void()
+    cg.call_kernel(k.fn, k.slices, outer_extent(out.shape),
+                   out.shape.element_count * max(work_per_element, 1))
 
 
 @special(Op.REDUCE_WINDOW)
