@@ -111,3 +111,18 @@ def test_parse_bytes(text, expected):
 def test_parse_bytes_rejects_nonsense():
     with pytest.raises(argparse.ArgumentTypeError):
         parse_bytes("lots")
+
+
+def test_memory_fit_is_checked_at_the_batch_it_predicts(monkeypatch):
+    from benchmarks import memory_budget
+
+    # memory that grows more slowly at large batches than the two small ones say
+    bytes_at = {"op by op": lambda b: 1000 + 100 * b,
+                "compiled": lambda b: 1000 + 100 * min(b, 4) + 50 * max(b - 4, 0)}
+    monkeypatch.setattr(memory_budget, "_measure", lambda mode, batch, tiny: bytes_at[mode](batch))
+    monkeypatch.setattr(memory_budget, "MAX_CHECKED_BATCH", 10_000)
+    eager, compiled = memory_budget.largest_batches(11_000, tiny=False)
+    assert eager.largest_batch == 100 and eager.measured_at_largest == 11_000
+    assert compiled.largest_batch == 196 and compiled.measured_at_largest == 11_000
+    text = memory_budget.report([eager, compiled], 11_000)
+    assert "measured there" in text and "fits 2.0x the batch" in text
