@@ -21,7 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="xlapy", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in COMMANDS.items():
-        module.add_arguments(sub.add_parser(name, help=help_text, description=module.__doc__))
+        module.add_arguments(sub.add_parser(
+            name, help=help_text, description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter))   # keep the examples' lines
     args = parser.parse_args(argv)
     try:
         return COMMANDS[args.command][0].run(args)
