@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 
 import xlapy
 from benchmarks.workloads import encoder_inputs, encoder_loss_and_grad
+from xlapy.core.pytree import tree_leaves
 from xlapy.models import XLAPY
-from xlapy.models.lib import tree_map
 
 
 @dataclass
@@ -40,16 +40,6 @@ class BatchFit:
         return asdict(self)
 
 
-def _argument_bytes(args) -> int:
-    total = 0
-
-    def add(leaf):
-        nonlocal total
-        total += leaf.nbytes
-    tree_map(add, args)
-    return total
-
-
 def step_bytes(step, args, preallocated: int = 0) -> int:
     """Arguments + the traced peak of one call of `step` (warmed up first) +
     `preallocated` bytes the step holds from before the call."""
@@ -64,7 +54,7 @@ def step_bytes(step, args, preallocated: int = 0) -> int:
         del result
     finally:
         tracemalloc.stop()
-    return _argument_bytes(args) + peak - before + preallocated
+    return sum(leaf.nbytes for leaf in tree_leaves(args)) + peak - before + preallocated
 
 
 def _measure(mode: str, batch: int, tiny: bool) -> int:
