@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import xlapy
-from tests.passes.random_programs import module, random_program  # noqa: F401 - re-exported
+from xlapy.fuzz.f32_programs import module, random_program  # noqa: F401 - re-exported
 from xlapy.hlo import FusionKind, Opcode, parse, verify
 from xlapy.hlo.ir import HloInstruction, HloModule
 from xlapy.passes.fusion import InstructionFusion

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import xlapy
-from tests.passes.random_programs import random_program
+from xlapy.fuzz.f32_programs import random_program
 from xlapy.hlo import parse
 from xlapy.passes.default_pipeline import optimize
 

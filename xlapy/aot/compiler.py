@@ -6,8 +6,8 @@ the CPU backend, with three differences: the target is named (x86-64 or
 AArch64, generic unless a CPU or features are given), the runtime kernels
 (GEMM) are emitted into the object instead of shared from the process, and
 it runs on one thread (as tfcompile's objects do), so the object needs
-nothing but libc and libm. Every symbol but `NAME_run` is internal, so
-several objects link into one program.
+nothing but libc and libm. Every symbol but `NAME_run` is internal (and the
+soft-float builtins weak), so several objects link into one program.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ def compile_aot(module: HloModule, name: str, target: str = "x86_64-linux-gnu",
     """Compile `module` ahead of time for `target`; `source` is described in the header."""
     from xlapy.analysis import assign_buffers
     from xlapy.backends.base import optimized_copy
+    from xlapy.backends.cpu import builtins
     from xlapy.backends.cpu.codegen import Codegen
     from xlapy.backends.cpu.llvm_target import aot_target_machine, emit_object, optimise
     from xlapy.backends.cpu.options import CpuOptions
@@ -83,6 +84,7 @@ def compile_aot(module: HloModule, name: str, target: str = "x86_64-linux-gnu",
         raise CompileError(f"cannot compile {module.name} ahead of time: {e}") from e
     temp_bytes = emit_run_function(codegen, name)
     _internalise(llmod, keep=f"{name}_run")
+    builtins.add_to(llmod, linkage="weak")   # the soft-float calls LLVM may emit
     tm = aot_target_machine(triple, cpu, features)
     object_code = emit_object(optimise(llmod, tm, options.opt_level), tm)
     signature = signature_of(optimized, name, temp_bytes)

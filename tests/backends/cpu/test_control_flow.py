@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import xlapy
-from tests.backends.cpu.random_programs import assert_matches
 from xlapy import lax
 from xlapy import numpy as xnp
+from xlapy.fuzz.compare import assert_matches
 from xlapy.hlo import parse
 
 ADD = """

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import xlapy
-from tests.backends.cpu.random_programs import arguments, assert_matches, random_program
+from xlapy.fuzz.compare import assert_matches
+from xlapy.fuzz.hlo_programs import arguments, random_program
 from xlapy.hlo import parse
 
 PROGRAMS = 600

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 import xlapy
-from tests.backends.cpu.random_programs import assert_matches
 from xlapy.backends.cpu.options import CpuOptions
 from xlapy.backends.cpu.parallel import worth_parallelising
 from xlapy.errors import ExecutionError
+from xlapy.fuzz.compare import assert_matches
 from xlapy.hlo import parse
 
 REPO = Path(__file__).resolve().parents[3]

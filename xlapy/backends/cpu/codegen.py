@@ -57,6 +57,9 @@ LOOP_OPS = frozenset(ELEMENTWISE | {
     Op.IOTA, Op.DYNAMIC_SLICE, Op.DYNAMIC_UPDATE_SLICE, Op.COPY, Op.REDUCE, Op.DOT,
     Op.BITCAST, Op.BITCAST_CONVERT})
 """Ops compiled as a loop kernel over their output, by their element generator."""
+_INTERNAL_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError,
+                    AssertionError)
+"""What an emitter's bug raises (llvmlite's IR checks raise ValueError/TypeError)."""
 
 
 class Codegen:
@@ -237,11 +240,15 @@ class Codegen:
 
         before = set(self.llmod.globals)
         try:
-            if emit_special(self, instruction):
-                return
-            if instruction.opcode is Op.FUSION or instruction.opcode in LOOP_OPS:
-                self.emit_loop_kernel(instruction)
-                return
+            try:
+                if emit_special(self, instruction):
+                    return
+                if instruction.opcode is Op.FUSION or instruction.opcode in LOOP_OPS:
+                    self.emit_loop_kernel(instruction)
+                    return
+            except _INTERNAL_ERRORS as e:   # an emitter's bug: say where, never crash
+                raise CompileError(f"{instruction.name} ({instruction.opcode.value}): internal "
+                                   f"error in the CPU backend: {type(e).__name__}: {e}") from e
         except CompileError:
             if self.options.strict:
                 raise

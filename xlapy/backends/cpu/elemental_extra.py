@@ -4,7 +4,8 @@ the narrow float types.
 
 reduce-precision and stochastic-convert register with `elemental.emits`;
 bitcast-convert changes rank when widths differ, so it is an element
-generator (`generator.generates`). Semantics are the interpreter's
+generator (`generator.generates`), as is bitcast (a layout change that may
+also reinterpret the element type). Semantics are the interpreter's
 (`backends/interpreter/convert.py`), bit for bit.
 
 Narrow floats (f16, bf16) are computed in f32. A value computed in f64 (or a
@@ -21,7 +22,7 @@ import llvmlite.ir as ir
 
 from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.elemental import emits
-from xlapy.backends.cpu.generator import generates
+from xlapy.backends.cpu.generator import generates, reshape_index
 from xlapy.backends.cpu.intrinsics import intrinsic
 from xlapy.backends.cpu.scope import Ix, depth_of
 from xlapy.errors import CompileError
@@ -226,6 +227,35 @@ def _bitcast_convert(g, instruction, index):
     if src_width > dst_width:
         return _narrowing(g, instruction, index, src_width, dst_width)
     return _widening(g, instruction, index, src_width, dst_width)
+
+
+@generates(Op.BITCAST)
+def _bitcast(g, instruction, index):
+    """A bitcast keeps the bytes: the operand element with the same physical
+    position (layouts included). XLA's optimised modules also bitcast between
+    element types of one width (an f32 comparator key read as s32): then the
+    element's bits are reinterpreted, as bitcast-convert does."""
+    from xlapy.backends.cpu.ir_array import minor_to_major
+
+    operand = instruction.operands[0]
+    source, target = operand.shape.element_type, instruction.shape.element_type
+    if source is not target and (_storage_width(source) != _storage_width(target)
+                                 or P.C64 in (source, target) or P.C128 in (source, target)):
+        raise CompileError(f"{instruction.name}: bitcast from {source.value} to "
+                           f"{target.value} changes the element width")
+    out_order = list(reversed(minor_to_major(instruction.shape)))
+    in_order = list(reversed(minor_to_major(operand.shape)))
+    physical = tuple(index[d] for d in out_order)
+    in_physical = reshape_index(g, [instruction.shape.dimensions[d] for d in out_order],
+                                [operand.shape.dimensions[d] for d in in_order], physical)
+    operand_index = [None] * operand.shape.rank
+    for pos, d in enumerate(in_order):
+        operand_index[d] = in_physical[pos]
+    if source is target:
+        return g.operand_at(instruction, 0, tuple(operand_index))
+    bits, depth = _operand_bits(g, operand, tuple(operand_index))
+    with g.scope.at(depth):
+        return from_bits(g.b, bits, target), depth
 
 
 def _storage_width(ptype: P) -> int:

@@ -201,26 +201,6 @@ def reshape_index(g: Generator, out_dims, in_dims, index):
     return tuple(reversed(result))
 
 
-@generates(Op.BITCAST)
-def _bitcast(g: Generator, instruction, index):
-    """A bitcast keeps the bytes: the operand element with the same physical
-    position (layouts included); element types must match in width."""
-    from xlapy.backends.cpu.ir_array import minor_to_major
-
-    operand = instruction.operands[0]
-    if operand.shape.element_type is not instruction.shape.element_type:
-        raise CompileError(f"{instruction.name}: element-type-changing bitcast in a fusion")
-    out_order = list(reversed(minor_to_major(instruction.shape)))
-    in_order = list(reversed(minor_to_major(operand.shape)))
-    physical = tuple(index[d] for d in out_order)
-    in_physical = reshape_index(g, [instruction.shape.dimensions[d] for d in out_order],
-                                [operand.shape.dimensions[d] for d in in_order], physical)
-    operand_index = [None] * operand.shape.rank
-    for pos, d in enumerate(in_order):
-        operand_index[d] = in_physical[pos]
-    return g.operand_at(instruction, 0, tuple(operand_index))
-
-
 @generates(Op.SLICE)
 def _slice(g: Generator, instruction, index):
     ranges = instruction.attr("slice")

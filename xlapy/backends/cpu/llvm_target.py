@@ -8,6 +8,7 @@ so the on-disk cache and ahead-of-time compilation use the same path.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import threading
 
@@ -135,8 +136,10 @@ class LoadedObject:
     function pointer taken from it may be called.
     """
 
-    def __init__(self, object_code: bytes):
+    def __init__(self, object_code: bytes, check_symbols: bool = True):
         _initialise()
+        if check_symbols:
+            resolve_externals(object_code)
         triple, cpu, features = host_target()
         # the engine takes ownership of its target machine: never a shared one
         tm = llvm.Target.from_triple(triple).create_target_machine(
@@ -160,6 +163,40 @@ class LoadedObject:
         if not address:
             raise CompileError(f"compiled object has no global {name!r}")
         return address
+
+
+def resolve_externals(object_code: bytes) -> None:
+    """Make sure every symbol the object calls resolves in this process: the soft-
+    float builtins are registered when it needs them; anything else unknown (a
+    runtime kernel never loaded, a library function this process lacks) is a
+    CompileError here instead of a call to address zero when the code runs."""
+    from xlapy.backends.cpu import builtins
+    from xlapy.backends.cpu.object_file import undefined_symbols
+
+    try:
+        names = undefined_symbols(object_code)
+    except (ValueError, IndexError, UnicodeDecodeError) as e:
+        raise CompileError(f"cannot load compiled object: {e}") from e
+    if any(name in builtins.NAMES for name in names):
+        builtins.ensure()
+    missing = [name for name in names if not _resolvable(name)]
+    if missing:
+        raise CompileError(f"compiled code calls {', '.join(missing)}, which this process "
+                           "does not provide")
+
+
+def _resolvable(name: str) -> bool:
+    """Registered with the JIT (runtime kernels, builtins) or in the process."""
+    if llvm.address_of_symbol(name):
+        return True
+    try:
+        getattr(_PROCESS, name)
+    except AttributeError:
+        return False
+    return True
+
+
+_PROCESS = ctypes.CDLL(None)
 
 
 def compile_to_object(module: ir.Module, opt_level: int = 3) -> bytes:

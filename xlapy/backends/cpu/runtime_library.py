@@ -83,7 +83,7 @@ def ensure_pool() -> None:
         module = new_module(POOL_SYMBOL)
         pool_parallel_for(module, POOL_SYMBOL, TASK_TYPE, spawning_parallel_for(module),
                           linkage="external")
-        loaded = LoadedObject(_cached_object(POOL_SYMBOL, module, compile_to_object))
+        loaded = LoadedObject(cached_object(POOL_SYMBOL, module, compile_to_object))
         llvm.add_symbol(POOL_SYMBOL, loaded.address(POOL_SYMBOL))
         _LOADED[POOL_SYMBOL] = loaded
 
@@ -104,13 +104,13 @@ def ensure_gemm(dtype, threads: int) -> None:
         b = ir.IRBuilder(wrapper.append_basic_block("entry"))
         b.call(inner, list(wrapper.args))
         b.ret_void()
-        obj = _cached_object(name, module, compile_to_object)
+        obj = cached_object(name, module, compile_to_object)
         loaded = LoadedObject(obj)
         llvm.add_symbol(name, loaded.address(name))
         _LOADED[name] = loaded
 
 
-def _cached_object(name: str, module: ir.Module, compile_fn) -> bytes:
+def cached_object(name: str, module: ir.Module, compile_fn) -> bytes:
     from xlapy.backends.cpu.disk_cache import cache_key, default_cache
     from xlapy.backends.cpu.llvm_target import host_target
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.elemental import emit_elementwise
 from xlapy.errors import CompileError
+from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.ir import HloComputation
 from xlapy.hlo.opcode import ELEMENTWISE
 from xlapy.hlo.opcode import Opcode as Op
@@ -41,17 +42,29 @@ def emit_scalar_computation(b, computation: HloComputation, args: list):
                 [o.shape.element_type for o in instruction.operands])
         elif op in _PASS_THROUGH and instruction.shape.rank == 0 and \
                 instruction.operands[0].shape.rank == 0:
-            value = values[instruction.operands[0]]
-            if op is Op.CONVERT:
-                from xlapy.backends.cpu.elemental import convert
-
-                value = convert(b, value, instruction.operands[0].shape.element_type,
-                                instruction.shape.element_type)
-            values[instruction] = value
+            values[instruction] = _pass_through(b, instruction, values[instruction.operands[0]])
         else:
             raise CompileError(f"{instruction.name}: {op.value} in scalar computation "
                                f"{computation.name} is not supported by the CPU backend")
     return values[computation.root_instruction]
+
+
+def _pass_through(b, instruction, value):
+    """A scalar copy/reshape/broadcast is the value itself; a convert converts; a
+    bitcast between element types of one width reinterprets the bits."""
+    source, target = instruction.operands[0].shape.element_type, instruction.shape.element_type
+    if instruction.opcode is Op.CONVERT:
+        from xlapy.backends.cpu.elemental import convert
+
+        return convert(b, value, source, target)
+    if source is not target:   # a bitcast (XLA's optimised sort comparators have them)
+        from xlapy.backends.cpu.elemental_extra import from_bits, to_bits
+
+        if source.bit_width != target.bit_width or source is P.PRED or target is P.PRED:
+            raise CompileError(f"{instruction.name}: bitcast from {source.value} to "
+                               f"{target.value} changes the element width")
+        return from_bits(b, to_bits(b, value, source), target)
+    return value
 
 
 def simple_reducer(computation: HloComputation):

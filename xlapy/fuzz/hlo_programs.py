@@ -1,6 +1,6 @@
-"""Random HLO programs for the CPU backend's differential tests.
+"""Random HLO programs for differential tests of compiled backends.
 
-Extends the pass tests' f32 generator (`tests.passes.random_programs`) to the
+Extends the pass tests' f32 generator (`f32_programs`) to the
 shapes of bugs a code generator has: several element types (f32, f64, s32,
 bf16, f16; u8, u32 and s64 now and then, s8 through converts; pred through
 compares, selects and converts), integer edge cases (division by zero,
@@ -16,7 +16,7 @@ loops, a few enough elements for the parallel path.
 
 Numerically touchy ops get tame operands (a divisor is `1 + |y|`, a square
 root takes `|x|`) so that results differ between backends only by rounding;
-`assert_matches` says by how much. Seed-driven: a failure names its seed.
+`compare.mismatch` says by how much. Seed-driven: a failure names its seed.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tests.passes.random_programs import _dims
-from tests.passes.random_programs import random_program as f32_program
+from xlapy.fuzz.f32_programs import _dims
+from xlapy.fuzz.f32_programs import random_program as f32_program
 
 FLOATS = ("f32", "f64", "bf16", "f16")
 INTS = {"s32": np.int32, "s8": np.int8, "u8": np.uint8, "u32": np.uint32, "s64": np.int64}
@@ -76,35 +76,6 @@ def _argument(shape, rng, wide: bool, special: bool) -> np.ndarray:
         picks = rng.integers(values.size, size=2)
         values.flat[picks] = rng.choice([np.inf, -np.inf, -0.0], size=2)
     return values.astype(dtype)
-
-
-_TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 2e-2, "bfloat16": 8e-2}
-
-
-def assert_matches(expected: list, actual: list, context: str = "") -> None:
-    """Same structure, dtypes and shapes; integers and preds equal; floats equal
-    where not finite and close elsewhere: within a relative tolerance by type (sums
-    may associate differently; narrow floats round after every op) of the output's
-    largest magnitude."""
-    assert len(expected) == len(actual), context
-    for i, (e, a) in enumerate(zip(expected, actual)):
-        if isinstance(e, tuple):
-            assert_matches(list(e), list(a), context)
-            continue
-        where = f"output {i}: {context}"
-        a = np.asarray(a)
-        assert e.dtype == a.dtype and e.shape == a.shape, \
-            f"{e.dtype}{list(e.shape)} != {a.dtype}{list(a.shape)}; {where}"
-        rtol = _TOLERANCE.get(e.dtype.name)
-        if rtol is None:
-            np.testing.assert_array_equal(a, e, err_msg=where)
-            continue
-        e64, a64 = e.astype(np.float64), a.astype(np.float64)
-        finite = np.isfinite(e64)
-        np.testing.assert_array_equal(a64[~finite], e64[~finite], err_msg=where)
-        scale = max(1.0, float(np.max(np.abs(e64[finite]), initial=0.0)))
-        np.testing.assert_allclose(a64[finite], e64[finite], rtol=rtol, atol=rtol * scale,
-                                   err_msg=where)
 
 
 def _is_float(t: str) -> bool:
