@@ -55,3 +55,24 @@ def _plain(results) -> list:
     if isinstance(results, (list, tuple)):
         return type(results)(_plain(r) for r in results)
     return np.asarray(results)
+
+
+def against_expected(text: str, args: list, backend: str, expected: list) -> str | None:
+    """Why `backend`'s results for `text` differ from `expected` (another
+    compiler's, e.g. JAX's), or None; `backend` may be the interpreter."""
+    if backend == "interpreter":
+        results = interpret(text, args)
+    else:
+        run = compile_and_run(text, args, backend)
+        if run["fallbacks"]:
+            return f"interpreter fallback for {run['fallbacks']}"
+        results = run["results"]
+    return mismatch(list(expected), _leaves(results))
+
+
+def _leaves(results) -> list:
+    """Nested result tuples flattened, as JAX's tree_leaves gives its results."""
+    out = []
+    for r in results:
+        out.extend(_leaves(r) if isinstance(r, (list, tuple)) else [np.asarray(r)])
+    return out

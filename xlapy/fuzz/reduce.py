@@ -5,6 +5,7 @@ test wants the few that matter. `reduce_module` takes a module, its
 arguments and a predicate `is_bad(text, args)` (run in a sandbox: the
 failure may be a hang or a crash) and applies moves while the failure stays:
 
+0. inline: calls are inlined, so the entry holds the work;
 1. cut: the entry's root becomes a tuple of the first k instructions, the
    smallest k found by bisection; then the last of them alone;
 2. isolate: an entry instruction's operands become parameters, fed with the
@@ -49,7 +50,7 @@ class Reducer:
     def reduce(self, text: str, args: list) -> tuple[str, list]:
         module = parse(text)
         best = (module, list(args))
-        for move in (self._cut, self._isolate, self._simplify):
+        for move in (self._inline, self._cut, self._isolate, self._simplify):
             if self.checks >= self.max_checks:
                 break
             best = move(*best)
@@ -66,6 +67,16 @@ class Reducer:
             return False
         self.checks += 1
         return bool(self.is_bad(_text(module), args))
+
+    # -- move 0: calls inlined, so the entry holds the work -----------------------------
+    def _inline(self, module: HloModule, args: list):
+        from xlapy.passes.call_inliner import CallInliner
+
+        candidate = copy.deepcopy(module)
+        if CallInliner().run(candidate) and self._bad(candidate, args):
+            self.log("inline: calls inlined")
+            return candidate, args
+        return module, args
 
     # -- move 1: cut the entry after its first k instructions ---------------------------
     def _cut(self, module: HloModule, args: list):

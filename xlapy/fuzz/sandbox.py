@@ -76,6 +76,7 @@ class Sandbox:
         self._process = None
         self._connection = None
         self.restarts = 0
+        """Workers replaced after a hang or a crash."""
 
     def run(self, fn, *args, timeout: float = 60.0) -> Outcome:
         """`fn(*args)` in the worker; waits at most `timeout` seconds of its run."""
@@ -121,18 +122,16 @@ class Sandbox:
     def _ensure_worker(self) -> None:
         if self._process is not None and self._process.poll() is None:
             return
-        if self._process is not None:
-            self.restarts += 1
-        to_child, from_parent = os.pipe()
-        from_child, to_parent = os.pipe()
+        child_reads, parent_writes = os.pipe()
+        parent_reads, child_writes = os.pipe()
         environment = {**os.environ, **self.environment}
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "xlapy.fuzz.sandbox", str(from_parent), str(to_parent)],
-            pass_fds=(from_parent, to_parent), env=environment, stdin=subprocess.DEVNULL)
-        os.close(from_parent)
-        os.close(to_parent)
-        self._connection = _Duplex(Connection(from_child, writable=False),
-                                   Connection(to_child, readable=False))
+            [sys.executable, "-m", "xlapy.fuzz.sandbox", str(child_reads), str(child_writes)],
+            pass_fds=(child_reads, child_writes), env=environment, stdin=subprocess.DEVNULL)
+        os.close(child_reads)
+        os.close(child_writes)
+        self._connection = _Duplex(Connection(parent_reads, writable=False),
+                                   Connection(parent_writes, readable=False))
 
     def _dead(self, start: float) -> Outcome:
         try:
@@ -142,6 +141,7 @@ class Sandbox:
             code = self._process.wait()
         self._connection.close()
         self._process = None
+        self.restarts += 1
         if code is not None and code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ \
                 else str(-code)
@@ -155,6 +155,7 @@ class Sandbox:
         self._process.wait()
         self._connection.close()
         self._process = None
+        self.restarts += 1
 
 
 class _Duplex:

@@ -1,11 +1,11 @@
 """The target-independent optimisation pipeline, as a table of contents.
 
-It reads like XLA's CPU pipeline (xla/service/cpu/cpu_compiler.cc): calls are
-inlined so that every computation is one flat graph, a fixed-point
-"simplification" group cleans the graph up, fusion groups what is left into
-kernels, and a last DCE sweeps away what fusion made dead. A backend appends
-its own passes (`extra_passes`, run after fusion) or edits the returned
-`Pipeline` before running it.
+It reads like XLA's CPU pipeline (xla/service/cpu/cpu_compiler.cc): fusions
+made elsewhere are undone and calls are inlined so that every computation is
+one flat graph, a fixed-point "simplification" group cleans the graph up,
+fusion groups what is left into kernels, and a last DCE sweeps away what
+fusion made dead. A backend appends its own passes (`extra_passes`, run after
+fusion) or edits the returned `Pipeline` before running it.
 
 `optimize(module)` is what a compiler calls: it runs the pipeline with the
 options `XLAPY_FLAGS` sets and writes the dumps those flags ask for
@@ -23,18 +23,22 @@ from xlapy.passes.call_inliner import CallInliner
 from xlapy.passes.constant_folding import HloConstantFolding
 from xlapy.passes.cse import HloCSE
 from xlapy.passes.dce import HloDCE
+from xlapy.passes.defuser import Defuser
 from xlapy.passes.fusion import InstructionFusion
 from xlapy.passes.multi_output_fusion import MultiOutputFusion
 from xlapy.passes.pass_interface import Pass
 from xlapy.passes.pipeline import FixedPoint, Pipeline, RunOptions
 from xlapy.passes.scheduler import HloMemoryScheduler
+from xlapy.passes.topk_decomposer import TopkDecomposer
 from xlapy.passes.tuple_simplifier import TupleSimplifier
 
 
 def default_pipeline(extra_passes: Iterable[Pass] = ()) -> Pipeline:
     """The optimisation pipeline; `extra_passes` (a backend's) run after fusion."""
     return Pipeline("optimization", [
+        Defuser(),                  # a module fused elsewhere (XLA's output) is refused here
         CallInliner(),              # one flat graph per computation, as fusion needs
+        TopkDecomposer(),           # backends need only a sort
         HloDCE(),
         FixedPoint("simplification", [
             AlgebraicSimplifier(),
@@ -53,7 +57,9 @@ def default_pipeline(extra_passes: Iterable[Pass] = ()) -> Pipeline:
 
 
 PASS_REGISTRY: dict[str, tuple[Callable[[], list[Pass]], str]] = {
+    "defuser": (lambda: [Defuser()], "replace every fusion by its fused computation"),
     "call-inliner": (lambda: [CallInliner()], "inline every call"),
+    "topk-decomposer": (lambda: [TopkDecomposer()], "topk as a stable sort and slices"),
     "dce": (lambda: [HloDCE()], "remove dead instructions, fusion outputs and computations"),
     "cse": (lambda: [HloCSE()], "merge instructions that compute the same value"),
     "constant_folding": (lambda: [HloConstantFolding()],
