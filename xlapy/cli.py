@@ -6,12 +6,14 @@ import argparse
 import sys
 
 from xlapy.errors import XlapyError
-from xlapy.tools import aot, bench, demo, opt, run_hlo
+from xlapy.tools import aot, bench, demo, fuzz, opt, run_hlo
 
 COMMANDS = {
     "aot": (aot, "compile ahead of time into an object file and a C header"),
     "bench": (bench, "run the benchmark suite: every workload, every peer, one table"),
     "demo": (demo, "run the main job: a model end to end"),
+    "fuzz": (fuzz, "reliability campaigns: random programs vs XLA and the interpreter, "
+                   "parser mutations; shrink a failure"),
     "opt": (opt, "run HLO passes on a module and print the result"),
     "run-hlo": (run_hlo, "run HLO text files on a backend and compare with the interpreter"),
 }

@@ -156,11 +156,12 @@ def run_jax_campaign(count: int, seed: int = 0, workers: int = 2, timeout: float
 
     try:
         for number in range(seed, seed + count):
-            program = generate(number)
             try:
+                program = generate(number)
                 lowered = lower(program)
-            except Exception:  # noqa: BLE001 - JAX's own limits are not ours to count
+            except Exception as e:  # noqa: BLE001 - JAX's own limits are not ours to count
                 summary.generation_skipped += 1
+                log(f"  program {number}: JAX could not make it: {type(e).__name__}: {e}")
                 continue
             summary.programs += 1
             note = program.describe()

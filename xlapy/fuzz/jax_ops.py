@@ -338,7 +338,8 @@ def _pad_params(rng, x):
 @op("pad", one("float", "signed", "unsigned", min_rank=1, params=_pad_params))
 def _pad(key, values, params):
     x = values[0]
-    return [lax.pad(x, jnp.asarray(params["value"], x.dtype).astype(x.dtype),
+    value = abs(params["value"]) if kind(x) == "unsigned" else params["value"]
+    return [lax.pad(x, jnp.asarray(value, x.dtype),
                     [tuple(c) for c in params["config"]])]
 
 

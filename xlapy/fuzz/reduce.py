@@ -150,21 +150,24 @@ class Reducer:
 
     # -- move 3: simplify anywhere --------------------------------------------------------
     def _simplify(self, module: HloModule, args: list):
+        """Sweeps over every instruction, each replacement kept when the failure
+        stays; sweeps again while one made progress."""
         progress = True
         while progress and self.checks < self.max_checks:
             progress = False
             for comp_name, name in _all_instructions(module):
                 for replacement in ("operand", "zero"):
                     candidate = copy.deepcopy(module)
-                    if not _replace(candidate, comp_name, name, replacement):
-                        continue
+                    try:
+                        if not _replace(candidate, comp_name, name, replacement):
+                            continue
+                    except KeyError:   # removed by an earlier step of this sweep
+                        break
                     if self._bad(candidate, args):
                         module, args = _drop_unused_parameters(candidate, args)
                         self.log(f"simplify: {name} in {comp_name} -> {replacement}")
                         progress = True
                         break
-                if progress:
-                    break
         return module, args
 
 

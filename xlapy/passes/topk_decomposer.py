@@ -5,6 +5,10 @@ largest first (smallest first with `largest=false`), and the first K of
 each: the values and their s32 indices. Floats compare in total order
 (+NaN above +inf, -0 below +0), as XLA's TopK does; equal keys keep their
 order, so ties go to the lower index. Backends then need only a sort.
+
+XLA's CPU pipeline writes top-k as `custom-call(x), custom_call_target="TopK"`
+with its comparator in `called_computations` (on the values alone, or on
+values and indices): it becomes the same stable sort under that comparator.
 """
 
 from __future__ import annotations
@@ -27,20 +31,33 @@ class TopkDecomposer(Pass):
         for computation in list(module.computations):
             for instruction in list(computation.instructions):
                 if instruction.opcode is Opcode.TOPK:
-                    _decompose(module, computation, instruction, names)
-                    changed = True
+                    comparator = _comparator(module, instruction.operands[0].shape.element_type,
+                                             instruction.attr("largest", True), names)
+                elif _is_topk_custom_call(instruction):
+                    comparator = _with_indices(module, instruction.called_computations[0],
+                                               names)
+                else:
+                    continue
+                _decompose(computation, instruction, comparator, names)
+                changed = True
         return changed
 
 
-def _decompose(module: HloModule, computation: HloComputation, topk: HloInstruction,
-               names: NameUniquer) -> None:
+def _is_topk_custom_call(instruction: HloInstruction) -> bool:
+    return (instruction.opcode is Opcode.CUSTOM_CALL
+            and instruction.attr("custom_call_target") == "TopK"
+            and len(instruction.called_computations) == 1
+            and instruction.called_computations[0].num_parameters in (2, 4)
+            and len(instruction.operands) == 1 and instruction.shape.is_tuple)
+
+
+def _decompose(computation: HloComputation, topk: HloInstruction,
+               comparator: HloComputation, names: NameUniquer) -> None:
     x = topk.operands[0]
-    k = topk.attr("k")
-    element = x.shape.element_type
+    k = topk.shape.tuple_shapes[0].dimensions[-1]
     dims = x.shape.dimensions
     last = len(dims) - 1
     index_shape = Shape.array(PrimitiveType.S32, dims)
-    comparator = _comparator(module, element, topk.attr("largest", True), names)
     made = []
 
     def add(opcode, shape, operands=(), **attrs):
@@ -79,6 +96,30 @@ def _comparator(module: HloModule, element: PrimitiveType, largest: bool,
     compare = HloInstruction(Opcode.COMPARE, Shape.scalar(PrimitiveType.PRED),
                              params[:2], attrs, name=names("topk_compare"))
     computation = HloComputation(names("topk_comparator"), [*params, compare], root=compare)
+    module.computations.insert(0, computation)
+    computation.parent = module
+    return computation
+
+
+def _with_indices(module: HloModule, comparator: HloComputation,
+                  names: NameUniquer) -> HloComputation:
+    """`comparator` itself when it already takes (a, b, index a, index b); else a copy
+    that takes the indices too and ignores them."""
+    if comparator.num_parameters == 4:
+        return comparator
+    copies: dict[int, HloInstruction] = {}
+    for instruction in comparator.instructions:
+        copies[id(instruction)] = HloInstruction(
+            instruction.opcode, instruction.shape,
+            [copies[id(o)] for o in instruction.operands], dict(instruction.attrs),
+            name=names(instruction.name), literal=instruction.literal,
+            parameter_number=instruction.parameter_number)
+    index = Shape.scalar(PrimitiveType.S32)
+    extra = [HloInstruction(Opcode.PARAMETER, index, name=names("topk_index"),
+                            parameter_number=n) for n in (2, 3)]
+    computation = HloComputation(names(comparator.name),
+                                 [*copies.values(), *extra],
+                                 root=copies[id(comparator.root_instruction)])
     module.computations.insert(0, computation)
     computation.parent = module
     return computation
