@@ -10,7 +10,11 @@ instruction output a slice (allocation, offset, size) of one.
   first, into a result's allocation when they fit and are dead before the
   result is written (XLA's MaybeAssignBuffer); the rest share one arena
   ("preallocated-temp") packed by the heap simulator, so a temporary's
-  bytes are reused once it is dead.
+  bytes are reused once it is dead. With `separate_temps` (the CPU
+  backend's guard-page mode) every temporary instead gets an allocation of
+  its own, of exactly its size, and none is placed in a result's: an
+  executable can then fence each one, and a kernel overrunning one
+  temporary faults instead of writing into the next.
 * An output may be written over a dead operand, as XLA's "can share buffer"
   rule allows: an elementwise op (or a loop fusion reading that operand only
   elementwise), a dynamic-update-slice or a scatter over its operand 0, when
@@ -118,13 +122,14 @@ class BufferAssignment:
 
     @property
     def temp_allocation(self) -> Allocation | None:
+        """The first temporary allocation: the arena (the only one, unless the module
+        was assigned with `separate_temps`)."""
         temps = self.allocations_of("temp")
         return temps[0] if temps else None
 
     @property
     def temp_size(self) -> int:
-        temp = self.temp_allocation
-        return temp.size if temp is not None else 0
+        return sum(a.size for a in self.allocations_of("temp"))
 
     def to_text(self) -> str:
         """XLA's `buffer-assignment.txt` in spirit: each allocation with its index,
@@ -161,11 +166,14 @@ class BufferAssignment:
 
 def assign_buffers(module: HloModule, *, alignment: int = ALIGNMENT,
                    bitcast_reshapes: bool = True, in_place: bool = True,
-                   liveness: Liveness | None = None) -> BufferAssignment:
+                   liveness: Liveness | None = None,
+                   separate_temps: bool = False) -> BufferAssignment:
     """Assign every buffer of `module` (scheduled or not: its instruction order is
-    taken as the schedule) to an allocation."""
+    taken as the schedule) to an allocation. `separate_temps`: one allocation per
+    temporary (values written in place over it share it), none in a result's
+    allocation and no arena; memory is then not reused between temporaries."""
     liveness = liveness or Liveness(module, bitcast_reshapes=bitcast_reshapes)
-    return _Assigner(module, liveness, alignment, in_place).run()
+    return _Assigner(module, liveness, alignment, in_place, separate_temps).run()
 
 
 # -- which operands an output may overwrite ------------------------------------------------
@@ -223,11 +231,13 @@ def _fusion_reads_elementwise(fusion: HloInstruction, number: int) -> bool:
 
 # -- the assigner ---------------------------------------------------------------------------
 class _Assigner:
-    def __init__(self, module: HloModule, liveness: Liveness, alignment: int, in_place: bool):
+    def __init__(self, module: HloModule, liveness: Liveness, alignment: int, in_place: bool,
+                 separate_temps: bool = False):
         self.module = module
         self.liveness = liveness
         self.alignment = alignment
         self.in_place = in_place
+        self.separate_temps = separate_temps
         self.kind = {b.id: b.kind for b in liveness.buffers}
         self.end = {b.id: b.end for b in liveness.buffers}
         self.into_parameter: dict[int, LogicalBuffer] = {}
@@ -243,7 +253,8 @@ class _Assigner:
         if self.in_place:
             self._write_loop_states_in_place()
             self._share_dead_operands()
-        self._reuse_results()
+        if not self.separate_temps:
+            self._reuse_results()
         allocations, slices, heap = self._allocate()
         outputs = self._outputs(allocations, slices)
         return BufferAssignment(self.module, self.liveness, self.alignment, allocations, slices,
@@ -480,6 +491,9 @@ class _Assigner:
                  if slot not in self.hosted}
         if not slots:
             return None
+        if self.separate_temps:
+            self._separate_temps(allocations, slices, slots)
+            return None
         temps = [b for members in slots.values() for b in members]
         intervals = [BufferInterval(slot, max(b.size for b in members), *self._span(members))
                      for slot, members in slots.items()]
@@ -491,6 +505,18 @@ class _Assigner:
             alloc.values.append(AssignedValue(buffer, offset, buffer.size))
             slices[buffer.id] = Slice(alloc.index, offset, buffer.size)
         return heap
+
+    @staticmethod
+    def _separate_temps(allocations: list[Allocation], slices: dict[int, Slice],
+                        slots: dict[int, list[LogicalBuffer]]) -> None:
+        """One "temp" allocation per slot (the buffers of a slot are written in place
+        over each other, so all have the slot's size)."""
+        for members in slots.values():
+            alloc = Allocation(len(allocations), "temp", max(b.size for b in members))
+            allocations.append(alloc)
+            for buffer in members:
+                alloc.values.append(AssignedValue(buffer, 0, buffer.size))
+                slices[buffer.id] = Slice(alloc.index, 0, buffer.size)
 
     def _outputs(self, allocations: list[Allocation], slices: dict[int, Slice]):
         entry = self.module.entry_computation
