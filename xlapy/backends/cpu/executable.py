@@ -2,11 +2,18 @@
 
 The allocation table is a ctypes array made once; each call fills in the
 parameters' addresses and output buffers (fresh, or recycled from results the
-caller has dropped: `output_recycler`), reuses the temporary arena
-(a second arena is made only when the executable is re-entered from
-another thread), calls `xlapy_entry`, and hands the output buffers back as
-NumPy arrays without copying. Parameters and results in a non-row-major
-layout are transposed to and from their physical order on the way.
+caller has dropped: `output_recycler`), reuses the temporaries (allocated at
+the first execution; a second set is made only when the executable is
+re-entered from another thread), calls `xlapy_entry`, and hands the output
+buffers back as NumPy arrays without copying. Parameters and results in a
+non-row-major layout are transposed to and from their physical order on the
+way. Large buffers are checked against the memory the process can still use
+(`host_memory`) before they are allocated, so a module too big for the
+machine raises MemoryError naming the buffer instead of being OOM-killed.
+
+Under `--xlapy_cpu_guard_pages` every call instead runs on fenced copies
+(`guarded_memory`): parameters copied in, outputs and temporaries fresh, all
+unmapped after the results are copied out.
 """
 
 from __future__ import annotations
@@ -16,12 +23,16 @@ import threading
 
 import numpy as np
 
-from xlapy.analysis.buffer_assignment import BufferAssignment
+from xlapy.analysis.buffer_assignment import BufferAssignment, human_bytes
 from xlapy.backends.base import Executable
+from xlapy.backends.cpu import host_memory
+from xlapy.backends.cpu import options as _options  # noqa: F401  (declares the guard flag)
+from xlapy.backends.cpu.guarded_memory import POISON, GuardedBlock, alignment_of
 from xlapy.backends.cpu.ir_array import minor_to_major
 from xlapy.backends.cpu.output_recycler import MIN_BYTES, OutputRecycler
 from xlapy.backends.cpu.profiling import SYMBOL, ProfileEvent, read_events
 from xlapy.errors import ExecutionError
+from xlapy.flags import debug_options
 from xlapy.hlo.ir import HloModule
 from xlapy.hlo.shape import Shape
 
@@ -46,7 +57,8 @@ def _physical(shape: Shape) -> tuple[list[int], bool]:
 class CpuExecutable(Executable):
     def __init__(self, module: HloModule, assignment: BufferAssignment, loaded,
                  fallbacks: list, backend: str = "cpu", compile_seconds: float = 0.0,
-                 from_cache: bool = False, profiled: list | None = None):
+                 from_cache: bool = False, profiled: list | None = None,
+                 guard_pages: bool | None = None):
         super().__init__(module, backend)
         self.assignment = assignment
         self.fallbacks = fallbacks
@@ -56,8 +68,11 @@ class CpuExecutable(Executable):
         self._entry = _ENTRY_TYPE(loaded.address("xlapy_entry"))
         self._fallback = _FALLBACK_TYPE(self._run_fallback)
         self._fallback_address = ctypes.cast(self._fallback, ctypes.c_void_p).value
-        self._error: BaseException | None = None
+        self._errors: dict[int, BaseException] = {}   # table address -> its call's error
         self._lock = threading.Lock()
+        self.guard_pages = debug_options().xlapy_cpu_guard_pages if guard_pages is None \
+            else guard_pages
+        """Run on fenced copies of every buffer (`guarded_memory`); set at compile time."""
         allocations = assignment.allocations
         self._table_type = ctypes.c_void_p * max(len(allocations), 1)
         self._table = self._table_type()
@@ -66,7 +81,7 @@ class CpuExecutable(Executable):
         entry = module.entry_computation
         self._params = []   # (allocation index, parameter number, leaf index, shape)
         self._outputs = []  # (allocation index, size)
-        self._temp = None
+        self._temps = []    # (allocation index, size): the arena, or one per temporary
         for alloc in allocations:
             if alloc.kind == "parameter":
                 param = entry.parameter(alloc.parameter_number)
@@ -74,14 +89,12 @@ class CpuExecutable(Executable):
                     else param.shape
                 self._params.append((alloc.index, alloc.parameter_number,
                                      tuple(alloc.parameter_index), leaf))
-            elif alloc.kind in ("output", "temp"):
-                if alloc.kind == "temp":
-                    self._temp = (alloc.index, alloc.size)
-                else:
-                    self._outputs.append((alloc.index, alloc.size))
-        self._arena = _aligned(self._temp[1]) if self._temp else None
-        if self._temp:
-            self._table[self._temp[0]] = self._arena.ctypes.data
+            elif alloc.kind == "temp":
+                self._temps.append((alloc.index, alloc.size))
+            elif alloc.kind == "output":
+                self._outputs.append((alloc.index, alloc.size))
+        self._arenas: dict[int, np.ndarray] | None = None   # allocated at the first run
+        self._output_bytes = sum(size for _, size in self._outputs)
         self._results = self._result_plan(module, assignment)
         self._output_views = {i: _ViewPlan(shape, offset) for i, (_, shape, kind, _, offset)
                               in enumerate(self._results) if kind == "output"}
@@ -145,21 +158,43 @@ class CpuExecutable(Executable):
 
     def run(self, args: list) -> list:
         """Execute on checked arguments (NumPy arrays of the right shapes/dtypes)."""
+        if self.guard_pages:
+            return self._run_guarded(args)
         if not self._lock.acquire(False):
             return self._reentrant(args)
         try:
-            return self._run(args, self._table, self._table_address)
+            temps = self._arenas
+            if temps is None:
+                temps = self._arenas = self._new_temps(self._table)
+            return self._run(args, self._table, self._table_address, temps)
         finally:
             self._lock.release()
 
     def _reentrant(self, args):
         table = self._table_type()
-        if self._temp:
-            arena = _aligned(self._temp[1])
-            table[self._temp[0]] = arena.ctypes.data
-        return self._run(args, table, ctypes.addressof(table))
+        return self._run(args, table, ctypes.addressof(table), self._new_temps(table))
 
-    def _run(self, args: list, table, table_address: int) -> list:
+    def _new_temps(self, table) -> dict[int, np.ndarray]:
+        """Fresh temporaries, their addresses written into `table`; MemoryError naming
+        them when the machine cannot hold them and this call's outputs."""
+        if not self._temps:
+            return {}
+        total = sum(size for _, size in self._temps)
+        what = f"{self.module.name}: the temporaries ({_allocation_names(self._temps)})"
+        host_memory.require(total, what)
+        if self._outputs:
+            host_memory.require(total + self._output_bytes, f"{what} and the outputs "
+                                f"({_allocation_names(self._outputs)})")
+        temps = {}
+        for index, size in self._temps:
+            try:
+                temps[index] = _aligned(size)
+            except MemoryError:
+                raise host_memory.allocation_failed(total, what) from None
+            table[index] = temps[index].ctypes.data
+        return temps
+
+    def _run(self, args: list, table, table_address: int, temps: dict) -> list:
         keep = []   # buffer views that must outlive the call
         if self._simple_params is not None:
             for alloc, number in self._simple_params:
@@ -185,12 +220,16 @@ class CpuExecutable(Executable):
             if self._single_bytes < MIN_BYTES:     # the hot path of small calls
                 out = np.empty(dims, dtype)
             else:
-                out = recycler.buffer(alloc, self._single_bytes).view(dtype).reshape(dims)
+                out = recycler.buffer(alloc, self._single_bytes, self.module.name) \
+                    .view(dtype).reshape(dims)
             table[alloc] = _address(out, keep)
             buffers = None
         else:
             buffers = {}   # allocation -> (array holding it, byte offset there)
             if self._small_outputs:
+                if self._small_block >= host_memory.CHECK_FROM:
+                    host_memory.require(self._small_block, f"{self.module.name}: the small "
+                                        f"outputs ({_allocation_names(self._outputs)})")
                 raw = np.empty(self._small_block + _ALIGN, np.uint8)
                 view = _from_buffer(raw)
                 keep.append(view)
@@ -200,21 +239,59 @@ class CpuExecutable(Executable):
                     table[alloc] = base + shift + offset
                     buffers[alloc] = (raw, shift + offset)
             for alloc, size in self._large_outputs:
-                buf = recycler.buffer(alloc, size)
+                buf = recycler.buffer(alloc, size, self.module.name)
                 buffers[alloc] = (buf, 0)
                 table[alloc] = _address(buf, keep)
         self._entry(table_address, self._fallback_address)
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise ExecutionError(f"{self.module.name}: {error}") from error
+        if self._errors:
+            self._raise(table_address)
         if single is not None:
             return [out]
         views = self._output_views
         leaves = [views[i].of(*buffers[entry[3]]) if i in views
-                  else self._result(entry, args) for i, entry in enumerate(self._results)]
+                  else self._result(entry, args, temps) for i, entry in enumerate(self._results)]
         return leaves if self._flat_root else _nest(self._root_shape, leaves)
 
-    def _result(self, entry, args):
+    def _raise(self, table_address: int) -> None:
+        """Raise what the fallback reported during the call on this table, if anything
+        (MemoryError as itself: a kernel's scratch could not be allocated)."""
+        error = self._errors.pop(table_address, None)
+        if isinstance(error, MemoryError):
+            raise MemoryError(f"{self.module.name}: {error}") from error
+        if error is not None:
+            raise ExecutionError(f"{self.module.name}: {error}") from error
+
+    def _run_guarded(self, args: list) -> list:
+        """One call on fenced buffers (`guarded_memory`); results are copies."""
+        plan = [a for a in self.assignment.allocations if a.kind != "constant"]
+        host_memory.require(sum(a.size for a in plan), f"{self.module.name}: the guarded "
+                            f"copies of its buffers")
+        table = self._table_type()
+        table_address = ctypes.addressof(table)
+        with GuardedBlock([(a.size, alignment_of(a)) for a in plan]) as block:
+            buffers = {}
+            for i, alloc in enumerate(plan):
+                buffers[alloc.index] = block.array(i)
+                table[alloc.index] = block.address(i)
+                if alloc.kind != "parameter":
+                    buffers[alloc.index][:] = POISON
+            for alloc, number, leaf, shape in self._params:
+                value = args[number]
+                for i in leaf:
+                    value = value[i]
+                value = np.asarray(value, shape.dtype)
+                axes, identity = _physical(shape)
+                physical = np.ascontiguousarray(value if identity else np.transpose(value, axes))
+                buffers[alloc][:] = physical.reshape(-1).view(np.uint8)
+            self._entry(table_address, self._fallback_address)
+            if self._errors:
+                self._raise(table_address)
+            leaves = [self._result(entry, args, {}) if entry[2] == "constant"
+                      else _view(buffers[entry[3]], entry[4], entry[1]).copy()
+                      for entry in self._results]
+        return leaves if self._flat_root else _nest(self._root_shape, leaves)
+
+    def _result(self, entry, args, temps: dict):
         """A result that is not in an output buffer: (a bitcast of) a parameter or a
         constant, or a temporary."""
         index, shape, kind, alloc, offset = entry
@@ -236,22 +313,32 @@ class CpuExecutable(Executable):
             raw = np.ascontiguousarray(np.transpose(np.asarray(value, source.dtype), axes))
             return _view(raw.reshape(-1).view(np.uint8), offset, shape).copy()
         if kind == "temp":
-            return _view(self._arena, offset, shape).copy()
+            return _view(temps[alloc], offset, shape).copy()
         raise ExecutionError(f"{self.module.name}: result {index} has no buffer")
 
     # -- the interpreter fallback ---------------------------------------------------------
     def _run_fallback(self, number: int, table_address: int) -> None:
+        """Called back from the generated code; errors are kept per call (its table's
+        address), the first one only, and raised once the foreign call returns."""
         if number < 0:   # codegen.OUT_OF_MEMORY: a kernel's scratch malloc failed
-            if self._error is None:
-                self._error = MemoryError("a kernel could not allocate its scratch memory")
+            self._errors.setdefault(table_address, MemoryError(
+                "a kernel could not allocate its scratch memory"))
             return
         try:
             from xlapy.backends.cpu.fallback import run_fallback
 
             run_fallback(self, self.fallbacks[number], table_address)
         except BaseException as e:  # noqa: BLE001 - reported after the foreign call returns
-            if self._error is None:
-                self._error = e
+            self._errors.setdefault(table_address, e)
+
+
+def _allocation_names(allocations: list[tuple[int, int]], most: int = 3) -> str:
+    """`allocation 3: 1.50GiB, ...`, the largest first (at most `most` named)."""
+    largest = sorted(allocations, key=lambda a: -a[1])
+    named = [f"allocation {index}: {human_bytes(size)}" for index, size in largest[:most]]
+    if len(largest) > most:
+        named.append(f"{len(largest) - most} more")
+    return ", ".join(named)
 
 
 _from_buffer = ctypes.c_char.from_buffer

@@ -1,8 +1,8 @@
 """The CPU backend's flags, under XLA's own names where XLA has them.
 
 XLA:CPU compiles with strict IEEE semantics unless `--xla_cpu_enable_fast_math`
-is set; so do we. The rest are xlapy's: a cap on worker threads and the
-on-disk cache of compiled objects.
+is set; so do we. The rest are xlapy's: a cap on worker threads, the
+on-disk cache of compiled objects, and the guard-page test mode.
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ register_flag("xlapy_cpu_strict", "bool", False,
 register_flag("xlapy_cpu_cache_dir", "string", "",
               "directory of the on-disk cache of compiled objects "
               "(default ~/.cache/xlapy; 'off' disables it)")
+register_flag("xlapy_cpu_guard_pages", "bool", False,
+              "xlapy (testing): run every execution on copies of its buffers placed against "
+              "inaccessible pages, each temporary in its own, so a kernel reading or writing "
+              "out of bounds faults (slow: a mapping per call)")
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,9 @@ class CpuOptions:
     """Emit runtime kernels (GEMM) into the module: ahead-of-time objects need it."""
     target: tuple[str, str, str] | None = None
     """(triple, cpu, features) to compile for; None: this machine (JIT)."""
+    guard_pages: bool = False
+    """Buffers fenced by PROT_NONE pages (`guarded_memory.py`); buffer assignment then
+    gives each temporary its own allocation, so the generated code differs."""
 
     @classmethod
     def from_flags(cls, flags: DebugOptions | None = None) -> CpuOptions:
@@ -53,9 +60,13 @@ class CpuOptions:
                    threads=max(1, min(cap, cores) if cap > 0 else cores),
                    opt_level=flags.xla_cpu_opt_level,
                    strict=flags.xlapy_cpu_strict,
-                   profile=flags.xla_hlo_profile)
+                   profile=flags.xla_hlo_profile,
+                   guard_pages=flags.xlapy_cpu_guard_pages)
 
     def key(self) -> str:
+        """Every field that changes the object code (`guard` only when set, so the keys
+        of ordinary compilations stay as they were)."""
         return (f"fm={int(self.fast_math)},ftz={int(self.flush_denormals)},t={self.threads},"
                 f"O{self.opt_level},strict={int(self.strict)},prof={int(self.profile)},"
-                f"inline={int(self.inline_runtime)},target={self.target}")
+                f"inline={int(self.inline_runtime)},target={self.target}"
+                + (",guard=1" if self.guard_pages else ""))

@@ -10,7 +10,10 @@ handed out again instead of a new one. Results are never shared: a buffer
 the caller still holds, through any view, is left alone.
 
 The cost is memory: after the caller drops a result, its buffer stays until
-the executable runs again or is freed.
+the executable runs again or is freed. A new buffer of `host_memory.CHECK_FROM`
+bytes or more is first checked against the memory the process can still use,
+so an output too big for the machine is a MemoryError naming it, not an OOM
+kill when the kernel writes it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import ctypes
 import sys
 
 import numpy as np
+
+from xlapy.backends.cpu import host_memory
 
 MIN_BYTES = 1 << 20
 """Smaller buffers come from malloc's free lists, without page faults."""
@@ -34,15 +39,18 @@ class OutputRecycler:
         self._kept: dict[int, np.ndarray] = {}
         self._keep = keep
 
-    def buffer(self, key: int, nbytes: int) -> np.ndarray:
-        """A 64-byte-aligned uint8 array of `nbytes` for output `key`: the kept one when
-        nobody else holds it, else a new one (kept in its place when large)."""
+    def buffer(self, key: int, nbytes: int, owner: str = "") -> np.ndarray:
+        """A 64-byte-aligned uint8 array of `nbytes` for output allocation `key` (of the
+        module named `owner`): the kept one when nobody else holds it, else a new one
+        (kept in its place when large)."""
         if nbytes < MIN_BYTES:
             return _aligned_view(np.empty(nbytes + _ALIGN, np.uint8), nbytes)
         kept = self._kept.get(key)
         # references to `kept`: the dict, this local, getrefcount's argument
         if kept is not None and kept.nbytes - _ALIGN >= nbytes and sys.getrefcount(kept) <= 3:
             return _aligned_view(kept, nbytes)
+        if nbytes >= host_memory.CHECK_FROM:
+            host_memory.require(nbytes, f"{owner}: output allocation {key}")
         raw = np.empty(nbytes + _ALIGN, np.uint8)
         if self._keep and MIN_BYTES <= nbytes <= MAX_BYTES:
             self._kept[key] = raw
