@@ -17,12 +17,14 @@ process holds its core), the caller runs its chunk instead of waiting.
 
 Whenever the pool cannot take a job it is run the old way (`spawn`: a
 thread per chunk, joined): while another job holds the pool (a parallel
-loop inside a task, or two Python threads executing at once), in a child
-process after `fork` (the workers did not come along), or if the pool could
-not be set up. Worker threads that fail to start shrink the job, never fail
-it. The JIT shares one pool per process (`runtime_library`), never freed;
-an ahead-of-time object carries its own, and must then stay loaded while
-the process runs (its workers live in its code).
+loop inside a task, or two Python threads executing at once), or if the pool
+could not be set up. A child process after `fork` sets up a pool of its own
+at its first parallel loop (the parent's workers did not come along), so a
+forked worker runs as fast as its parent. Worker threads that fail to start
+shrink the job, never fail it. The JIT shares one pool per process
+(`runtime_library`), never freed; an ahead-of-time object carries its own,
+and must then stay loaded while the process runs (its workers live in its
+code).
 """
 
 from __future__ import annotations
@@ -210,20 +212,38 @@ def _tag(b: ir.IRBuilder, generation) -> ir.Value:
 
 
 def _ready(b: ir.IRBuilder, pool: _Pool) -> ir.Value:
-    """Set the pool up on first use (one thread wins; the others see it unusable for
-    now and spawn); an i1: whether it is ready."""
+    """Set the pool up on first use in this process (one thread wins; the others see
+    it unusable for now and spawn); an i1: whether it is ready. In a child after
+    fork the parent's pool is set up afresh: its workers did not come along, and
+    its mutex, `busy` and counters are as some parent thread left them."""
     state = _atomic_load(b, pool.state)
     with b.if_then(b.icmp_signed("==", state, const(0, I32)), likely=False):
-        won = b.extract_value(b.cmpxchg(pool.state, const(0, I32), const(2, I32),
-                                        "acq_rel", "acquire"), 1)
-        with b.if_then(won):
-            pool.call(b, "pthread_mutex_init", pool.opaque(b, pool.mutex), ir.Constant(I8P, None))
-            pool.call(b, "pthread_cond_init", pool.opaque(b, pool.work), ir.Constant(I8P, None))
-            pool.call(b, "pthread_cond_init", pool.opaque(b, pool.done), ir.Constant(I8P, None))
-            b.store(pool.call(b, "getpid"), pool.pid)
-            b.store_atomic(const(1, I32), pool.state, "release", 4)
+        _set_up(b, pool, const(0, I32))
+    pid = pool.call(b, "getpid")
+    state = _atomic_load(b, pool.state)
+    inherited = b.and_(b.icmp_signed("==", state, const(1, I32)),
+                       b.icmp_signed("!=", pid, b.load(pool.pid)))
+    with b.if_then(inherited, likely=False):
+        _set_up(b, pool, const(1, I32))
     ready = b.icmp_signed("==", _atomic_load(b, pool.state), const(1, I32))
-    return b.and_(ready, b.icmp_signed("==", pool.call(b, "getpid"), b.load(pool.pid)))
+    return b.and_(ready, b.icmp_signed("==", pid, b.load(pool.pid)))
+
+
+def _set_up(b: ir.IRBuilder, pool: _Pool, expected: ir.Constant) -> None:
+    """If this thread moves `state` from `expected` to 2 (unusable): initialise the
+    mutex, condition variables and counters for this process, then state = 1."""
+    won = b.extract_value(b.cmpxchg(pool.state, expected, const(2, I32), "acq_rel", "acquire"),
+                          1)
+    with b.if_then(won):
+        null = ir.Constant(I8P, None)
+        pool.call(b, "pthread_mutex_init", pool.opaque(b, pool.mutex), null)
+        pool.call(b, "pthread_cond_init", pool.opaque(b, pool.work), null)
+        pool.call(b, "pthread_cond_init", pool.opaque(b, pool.done), null)
+        for counter in (pool.workers, pool.remaining, pool.next):
+            b.store(const(0), counter)
+        b.store(const(0, I32), pool.busy)
+        b.store(pool.call(b, "getpid"), pool.pid)
+        b.store_atomic(const(1, I32), pool.state, "release", 4)
 
 
 def pool_parallel_for(module: ir.Module, name: str, task_type: ir.FunctionType,
