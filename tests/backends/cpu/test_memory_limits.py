@@ -143,3 +143,13 @@ def test_a_kernel_whose_scratch_malloc_fails_raises_memory_error():
     out = _run_child("child_scratch()")
     assert "MemoryError: jit__lambda_: a kernel could not allocate its scratch memory" in out, out
     assert "after: 16.0 16.0" in out, out
+
+
+def test_the_scratch_report_names_the_size_when_the_code_passes_it():
+    """OUT_OF_MEMORY is -1 (size unknown); generated code may pass -1 - size instead."""
+    executable = xlapy.compile(parse(_outputs_module(4)), backend="cpu")
+    for number, text in ((-1, "scratch memory$"), (-1 - (3 << 20), r"scratch memory \(3\.00MiB\)")):
+        executable._run_fallback(number, 1234)
+        with pytest.raises(MemoryError, match=f"big_outputs: a kernel could not allocate its {text}"):
+            executable._raise(1234)
+    assert executable._errors == {}

@@ -320,9 +320,10 @@ class CpuExecutable(Executable):
     def _run_fallback(self, number: int, table_address: int) -> None:
         """Called back from the generated code; errors are kept per call (its table's
         address), the first one only, and raised once the foreign call returns."""
-        if number < 0:   # codegen.OUT_OF_MEMORY: a kernel's scratch malloc failed
+        if number < 0:   # codegen.OUT_OF_MEMORY (-1), or -1 - size: a scratch malloc failed
+            size = f" ({human_bytes(-1 - number)})" if number < -1 else ""
             self._errors.setdefault(table_address, MemoryError(
-                "a kernel could not allocate its scratch memory"))
+                f"a kernel could not allocate its scratch memory{size}"))
             return
         try:
             from xlapy.backends.cpu.fallback import run_fallback
