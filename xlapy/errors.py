@@ -23,15 +23,29 @@ class ParseError(XlapyError, ValueError):
 
 
 class VerifierError(XlapyError, ValueError):
-    """An instruction breaks a shape rule or an opcode's contract."""
+    """An instruction breaks a shape rule or an opcode's contract.
 
-    def __init__(self, message: str, instruction=None):
+    When the culprit was read from text, `line` and `column` (1-based) say
+    where: the instruction's definition, or the `HloModule` header for a rule
+    about the whole module; 0 when the IR was built some other way.
+    """
+
+    def __init__(self, message: str, instruction=None, *, line: int = 0, column: int = 0):
         self.instruction = instruction
         if instruction is not None:
             comp = instruction.parent.name if instruction.parent is not None else "?"
             message = f"in computation {comp}, instruction {instruction.name} " \
                       f"({instruction.opcode.value}): {message}"
+            if not line:
+                line, column = getattr(instruction, "source_position", None) or (0, 0)
+        self.message = message
+        self.line = line
+        self.column = column
         super().__init__(message)
+
+    def __str__(self) -> str:
+        where = f"line {self.line}, column {self.column}: " if self.line else ""
+        return where + self.message
 
 
 class CompileError(XlapyError):

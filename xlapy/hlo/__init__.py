@@ -28,8 +28,12 @@ from xlapy.hlo.shape import Layout, Shape
 from xlapy.hlo.builder import ComputationBuilder, ModuleBuilder  # noqa: E402  isort: skip
 
 
-def parse(text: str) -> HloModule:
-    """Parse XLA's HLO text (short or long form) into a module; ParseError if malformed."""
+def parse(text: str | bytes) -> HloModule:
+    """Parse XLA's HLO text (short or long form) into a module; ParseError if malformed.
+
+    `text` may be bytes (a file read in binary): anything that is not UTF-8 is a
+    ParseError at its line and column. The parser does not verify; `verify` does,
+    and its errors name the line and column where the culprit was defined."""
     from xlapy.hlo.parser import parse_module
 
     return parse_module(text)

@@ -22,11 +22,13 @@ class HloInstruction:
 
     `attrs` maps XLA's attribute names to typed values in print order;
     `literal` is a constant's value (a NumPy array, or a tuple of them for a
-    tuple constant); `parameter_number` a parameter's position.
+    tuple constant); `parameter_number` a parameter's position;
+    `source_position` the 1-based (line, column) of its definition when the
+    parser read it from text (a VerifierError about it names that place).
     """
 
     __slots__ = ("name", "opcode", "shape", "operands", "attrs", "literal",
-                 "parameter_number", "parent")
+                 "parameter_number", "parent", "source_position")
 
     def __init__(self, opcode: Opcode, shape: Shape, operands: Iterable[HloInstruction] = (),
                  attrs: dict[str, Any] | None = None, *, name: str = "",
@@ -39,6 +41,7 @@ class HloInstruction:
         self.literal = literal
         self.parameter_number = parameter_number
         self.parent: HloComputation | None = None
+        self.source_position: tuple[int, int] | None = None
 
     def attr(self, key: str, default: Any = None) -> Any:
         return self.attrs.get(key, default)
@@ -143,11 +146,13 @@ class HloModule:
     `computations` is in print order: callees before callers, the entry last.
     `attributes` holds the header attributes (`entry_computation_layout`,
     `is_scheduled`, `input_output_alias`, ...) in order; `frame_tables` the
-    FileNames/FunctionNames/FileLocations/StackFrames text verbatim.
+    FileNames/FunctionNames/FileLocations/StackFrames text verbatim;
+    `source_position` the (line, column) of its `HloModule` header when parsed.
     """
 
     def __init__(self, name: str):
         self.name = name
+        self.source_position: tuple[int, int] | None = None
         self.computations: list[HloComputation] = []
         self.entry_computation: HloComputation | None = None
         self.attributes: dict[str, Any] = {}

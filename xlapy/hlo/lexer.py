@@ -216,6 +216,10 @@ class Lexer:
             match = pattern.match(text, pos)
             if match:
                 word = match.group()
+                if kind in (Tok.DXD, Tok.PAD) and any(
+                        int_value(n) is None for n in re.split("[x_]", word)):
+                    return self._error(f"a number in {word[:40]!r} does not fit in 64 bits",
+                                       pos, match.end())
                 value = float(word) if kind is Tok.DECIMAL else word
                 return Token(kind, word, value, pos, match.end())
         if match:
@@ -229,9 +233,10 @@ class Lexer:
         return self._error("expected a number after '-'", pos, pos + 1)
 
     def _int(self, match: re.Match) -> Token:
-        value = int(match.group())
-        if not _INT_MIN <= value <= _UINT_MAX:
-            return self._error(f"integer {match.group()} does not fit in 64 bits",
+        value = int_value(match.group())
+        if value is None:
+            shown = match.group() if len(match.group()) <= 40 else match.group()[:37] + "..."
+            return self._error(f"integer {shown} does not fit in 64 bits",
                                match.start(), match.end())
         return Token(Tok.INT, match.group(), value, match.start(), match.end())
 
@@ -288,6 +293,16 @@ class Lexer:
                     return i + 1
             i += 1
         raise self.error(f"unclosed {text[stack[-1][1]]!r}", stack[-1][1])
+
+
+def int_value(text: str) -> int | None:
+    """A decimal integer's value, or None outside -2^63..2^64-1. The digits are
+    counted before `int` reads them: Python refuses over 4,300 of them."""
+    digits = text.lstrip("-").lstrip("0")
+    if len(digits) > 20:
+        return None
+    value = -int(digits or "0") if text.startswith("-") else int(digits or "0")
+    return value if _INT_MIN <= value <= _UINT_MAX else None
 
 
 def _continues_number(text: str, pos: int) -> bool:

@@ -108,6 +108,14 @@ def _nested_text(texts: list[str], dims: tuple[int, ...]) -> str:
 _NUMBER_TOKENS = (Tok.INT, Tok.DECIMAL, Tok.NEG_INF)
 
 
+MAX_ELIDED_BYTES = 1 << 28
+"""Largest elided constant `{...}` the parser makes up values for (256 MiB): the
+values exist only in memory, so a typo in its shape must not allocate terabytes."""
+MAX_CONSTANT_RANK = 64 if int(np.__version__.split(".")[0]) >= 2 else 32
+"""NumPy's limit on array dimensions, hence on a constant's rank."""
+_MAX_ARRAY_BYTES = int(np.iinfo(np.intp).max)
+
+
 class ElidedFiller:
     """Values for an elided constant `{...}`, made the way XLA's parser makes them.
 
@@ -119,6 +127,9 @@ class ElidedFiller:
     the first module a process parses. Sub-byte types keep only their low bits.
     """
 
+    _CHUNK = 1 << 20
+    """Words written per step, so the counter never needs a second full-size array."""
+
     def __init__(self):
         self.word = 0
         self.byte = 0
@@ -129,16 +140,18 @@ class ElidedFiller:
         size = shape.element_count * dtype.itemsize
         mask = 0x01010101 if element_type is P.PRED else 0xFFFFFFFF
         words = size // 4
-        counter = (np.arange(words, dtype=np.uint64) + self.word) & 0xFFFFFFFF
-        buffer = bytearray((counter & mask).astype("<u4").tobytes()) + bytearray(size % 4)
+        raw = np.zeros(size, np.uint8)
+        counter = raw[:words * 4].view("<u4")
+        for begin in range(0, words, self._CHUNK):
+            end = min(begin + self._CHUNK, words)
+            counter[begin:end] = (np.arange(begin, end, dtype=np.uint64) + self.word) & mask
         self.word = (self.word + words) & 0xFFFFFFFF
         for i in range(size % 4):
-            buffer[size // 4 + i] = self.byte & mask & 0xFF
+            raw[size // 4 + i] = self.byte & mask & 0xFF
             self.byte = (self.byte + 1) & 0xFF
-        raw = np.frombuffer(bytes(buffer), np.uint8)
         if element_type.bit_width < 8:
-            raw = raw & ((1 << element_type.bit_width) - 1)
-        return raw.view(dtype).reshape(shape.dimensions).copy()
+            np.bitwise_and(raw, (1 << element_type.bit_width) - 1, out=raw)
+        return raw.view(dtype).reshape(shape.dimensions)
 
 
 def parse_literal(stream: TokenStream, shape: Shape, filler: ElidedFiller):
@@ -147,12 +160,27 @@ def parse_literal(stream: TokenStream, shape: Shape, filler: ElidedFiller):
         return _parse_tuple(stream, shape, filler)
     if not shape.is_array:
         raise stream.error(f"constants of shape {shape} are not supported")
+    if shape.rank > MAX_CONSTANT_RANK:
+        raise stream.error(f"constants of rank {shape.rank} are not supported (at most "
+                           f"{MAX_CONSTANT_RANK} dimensions)")
+    nonzero = math.prod(d for d in shape.dimensions if d) * shape.element_type.numpy.itemsize
+    if nonzero > _MAX_ARRAY_BYTES:  # NumPy's rule, even for arrays with no elements
+        raise stream.error(f"constant of shape {shape} is too big for an array (its nonzero "
+                           f"dimensions span {nonzero} bytes)")
     if shape.rank and stream.at(Tok.LBRACE) and stream.peek().kind is Tok.DOTS:
-        stream.advance()
+        brace = stream.advance()
         stream.advance()
         stream.expect(Tok.RBRACE, "'}' after '...'")
+        size = shape.element_count * shape.element_type.numpy.itemsize
+        if size > MAX_ELIDED_BYTES:
+            raise stream.error(f"elided constant of shape {shape} would take {size} bytes; "
+                               f"xlapy makes up values for at most {MAX_ELIDED_BYTES}", brace)
         return filler.fill(shape)
     start = stream.tok
+    room = len(stream.text) - start.start
+    if shape.rank and _cells(shape.dimensions) > room:  # each takes a character at least
+        raise stream.error(f"constant of shape {shape} needs {_cells(shape.dimensions)} "
+                           f"values or braces but only {room} characters of text remain")
     if shape.rank == 0:
         if stream.at(Tok.LBRACE):
             raise stream.error(f"constant of shape {shape} has more levels of braces than "
@@ -165,6 +193,12 @@ def parse_literal(stream: TokenStream, shape: Shape, filler: ElidedFiller):
         leaves = []
         _check_nesting(stream, _parse_nested(stream, shape, 0), shape, 0, (), leaves)
     return _to_array(stream, leaves, shape, start)
+
+
+def _cells(dims: tuple[int, ...]) -> int:
+    """Values a constant of these dimensions spells, or the `{}` groups of its
+    innermost written level when a dimension is 0 (`f32[4,0]` is `{ {}, {}, {}, {} }`)."""
+    return math.prod(dims[:dims.index(0)] if 0 in dims else dims)
 
 
 def _parse_tuple(stream: TokenStream, shape: Shape, filler: ElidedFiller) -> tuple:
@@ -365,7 +399,7 @@ def _parse_dense_fast(stream: TokenStream, shape: Shape) -> np.ndarray | None:
     end = _matching_brace(stream.text, start)
     if end is None:
         return None
-    body = stream.text[start:end].encode("utf-8", "surrogateescape")
+    body = stream.text[start:end].encode("utf-8", "surrogatepass")
     if b"/" in body or _slots(body) != _skeleton(shape.dimensions):
         return None
     try:
@@ -390,8 +424,11 @@ def _slots(body: bytes) -> bytes:
 
 
 def _skeleton(dims: tuple[int, ...]) -> bytes:
-    """The slots of a constant of these dimensions, as `_slots` spells them."""
+    """The slots of a constant of these dimensions, as `_slots` spells them; nothing
+    inside a dimension of size 0 is spelled (nor built: `f32[0,99999999999]`)."""
     text = b"#"
+    if 0 in dims:
+        dims, text = dims[:dims.index(0)], b"{}"
     for size in reversed(dims):
         text = b"{" + b",".join([text] * size) + b"}"
     return text

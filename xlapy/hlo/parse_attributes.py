@@ -8,6 +8,7 @@ verbatim, so that they print back unchanged.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from xlapy.hlo.attributes import (
@@ -196,7 +197,30 @@ def _replica_groups(stream: TokenStream, name: str, lookup=None):
     if stream.at(Tok.IDENT) and stream.tok.text == "T":
         stream.advance()
         transpose = _int_list(stream, name, opening=Tok.LPAREN)
+    problem = _iota_groups_problem(group_shape, reshape_dims, transpose)
+    if problem:
+        raise stream.error(f"iota replica groups {problem}", start)
     return IotaReplicaGroups(group_shape, reshape_dims, transpose)
+
+
+MAX_REPLICA_IDS = 1 << 20
+"""Most device ids iota replica groups may name: they are expanded into lists."""
+
+
+def _iota_groups_problem(group_shape: tuple, reshape_dims: tuple, transpose: tuple) -> str:
+    """Why `[g,s]<=[dims]T(perm)` names no valid groups (XLA's IotaTileAssignment
+    rules: one id count on both sides, a permutation of the dims), or ''."""
+    if any(d < 0 for d in group_shape + reshape_dims):
+        return "have a negative dimension"
+    count = math.prod(reshape_dims)
+    if math.prod(group_shape) != count:
+        return (f"{group_shape[0]}x{group_shape[1]} ids do not match the {count} ids of "
+                f"the iota")
+    if count > MAX_REPLICA_IDS:
+        return f"name {count} device ids; at most {MAX_REPLICA_IDS} are supported"
+    if transpose and sorted(transpose) != list(range(len(reshape_dims))):
+        return f"transpose {list(transpose)} is not a permutation of the {len(reshape_dims)} dims"
+    return ""
 
 
 def _computation(stream: TokenStream, name: str, lookup: ComputationLookup):

@@ -22,6 +22,7 @@ from xlapy.hlo.lexer import Tok, Token, TokenStream
 from xlapy.hlo.literal_text import ElidedFiller, parse_literal
 from xlapy.hlo.opcode import VARIADIC, Opcode
 from xlapy.hlo.parse_attributes import (
+    MAX_NESTING,
     parse_attribute,
     parse_frame_tables,
     parse_instruction_names,
@@ -47,12 +48,36 @@ _NAME_TOKENS = (Tok.NAME, Tok.IDENT)
 _OPCODE_TEXTS = frozenset(op.value for op in Opcode)
 
 
-def parse_module(text: str) -> HloModule:
-    """Parse XLA's HLO text (short or long form) into a module; ParseError if malformed."""
+def parse_module(text: str | bytes) -> HloModule:
+    """Parse XLA's HLO text (short or long form) into a module; ParseError if malformed.
+
+    Bytes are decoded as UTF-8; bytes that are not UTF-8 are a ParseError at
+    their line and column. Every instruction, and the module, records where it
+    was defined (`source_position`), so the verifier can say where a parsed
+    module is wrong.
+    """
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = decode_utf8(bytes(text))
+    parser = _ModuleParser(text)
     try:
-        return _ModuleParser(text).parse()
+        return parser.parse()
     except RecursionError:
-        raise ParseError("the text is nested too deeply to parse") from None
+        raise parser.stream.error("the text is nested too deeply to parse") from None
+
+
+def decode_utf8(data: bytes) -> str:
+    """`data` as text; ParseError at the line and column of the first byte that is
+    not UTF-8 (the column counts the characters before it on its line, plus one)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        line_end = data.find(b"\n", e.start)
+        source = data[line_start:line_end if line_end >= 0 else len(data)]
+        column = len(data[line_start:e.start].decode("utf-8", "replace")) + 1
+        raise ParseError(f"invalid UTF-8: byte 0x{data[e.start]:02x} ({e.reason})",
+                         data.count(b"\n", 0, e.start) + 1, column,
+                         source.decode("utf-8", "replace").rstrip("\r")) from None
 
 
 def parse_shape(text: str) -> Shape:
@@ -81,8 +106,9 @@ class _ModuleParser:
         stream = self.stream
         if not stream.at_keyword("HloModule"):
             raise stream.unexpected("'HloModule'")
-        stream.advance()
+        header = stream.advance()
         module = HloModule(self._name("a module name")[0])
+        module.source_position = self._position(header)
         while stream.accept(Tok.COMMA):
             key = self._attribute_name()
             if key.value in module.attributes:
@@ -241,7 +267,12 @@ class _ModuleParser:
             shape = self._infer_shape(opcode, operands, attrs, opcode_token)
         instruction = HloInstruction(opcode, shape, operands, attrs, name=name,
                                      literal=literal, parameter_number=parameter_number)
+        instruction.source_position = self._position(name_token)
         return instruction, is_root
+
+    def _position(self, token: Token) -> tuple[int, int]:
+        line, column, _ = self.stream.lexer.location(token.start)
+        return line, column
 
     def _opcode(self) -> Opcode:
         stream = self.stream
@@ -332,9 +363,38 @@ class _ModuleParser:
             raise self.stream.error(f"cannot infer the result shape of {opcode.value}: shape "
                                     "inference is not available; write the shape",
                                     token) from None
-        try:
-            shape = infer_shape(opcode, [operand.shape for operand in operands], attrs)
-        except ShapeError as e:
-            raise self.stream.error(f"cannot infer the result shape of {opcode.value}: {e}",
-                                    token) from None
+        shapes = [operand.shape for operand in operands]
+        # a tuple is checked before inference, which costs its size: see _size_problem
+        problem = _size_problem(Shape.tuple(shapes)) if opcode is Opcode.TUPLE else ""
+        if not problem:
+            try:
+                shape = infer_shape(opcode, shapes, attrs)
+            except ShapeError as e:
+                raise self.stream.error(f"cannot infer the result shape of {opcode.value}: "
+                                        f"{e}", token) from None
+            problem = _size_problem(shape)
+        if problem:
+            raise self.stream.error(f"the inferred result shape of {opcode.value} {problem}",
+                                    token)
         return shape.with_default_layout()
+
+
+MAX_INFERRED_SHAPE_NODES = 1 << 13
+"""Most subshapes an inferred tuple shape may have. Tuples of tuples of one operand
+(`t2 = tuple(t1, t1)`) double at each step; written shapes are bounded by the text."""
+
+
+def _size_problem(shape: Shape) -> str:
+    """Why an inferred shape is too big to keep (see MAX_INFERRED_SHAPE_NODES,
+    MAX_NESTING), or ''. Stops counting at the limit, so it costs little."""
+    nodes = 0
+    stack = [(shape, 0)]
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_INFERRED_SHAPE_NODES:
+            return f"has more than {MAX_INFERRED_SHAPE_NODES} subshapes"
+        if depth > MAX_NESTING:
+            return f"nests tuples more than {MAX_NESTING} deep"
+        stack.extend((sub, depth + 1) for sub in node.tuple_shapes)
+    return ""

@@ -36,9 +36,22 @@ __all__ = ["check_contract", "check_instruction", "verify"]
 
 
 def verify(module: HloModule) -> None:
-    """Raise VerifierError for the first broken rule in `module`; return None if valid."""
+    """Raise VerifierError for the first broken rule in `module`; return None if valid.
+
+    An error about an instruction the parser read names its line and column; one
+    about no instruction in a parsed module, the module's header."""
     if not isinstance(module, HloModule):
         raise VerifierError(f"expected an HloModule, got {type(module).__name__}")
+    try:
+        _verify(module)
+    except VerifierError as error:
+        position = getattr(module, "source_position", None)
+        if error.instruction is None and not error.line and position:
+            error.line, error.column = position
+        raise
+
+
+def _verify(module: HloModule) -> None:
     _check_module(module)
     names: dict[str, HloInstruction] = {}
     for computation in module.computations:

@@ -51,6 +51,8 @@ def shape_problem(shape) -> str:
         return ""
     if not all(isinstance(d, int) and d >= 0 for d in shape.dimensions):
         return f"dimensions {list(shape.dimensions)} must be ints >= 0"
+    if _size_overflows(shape):
+        return "its size in bytes may overflow int64 (as XLA's ValidateShape says)"
     if shape.dynamic_dimensions and len(shape.dynamic_dimensions) != shape.rank:
         return f"{len(shape.dynamic_dimensions)} dynamic-dimension flags for rank {shape.rank}"
     layout = shape.layout
@@ -58,6 +60,20 @@ def shape_problem(shape) -> str:
         return f"layout {layout} is not a permutation of 0..{shape.rank - 1}; minor_to_major " \
                "must list each dimension exactly once"
     return ""
+
+
+def _size_overflows(shape: Shape) -> bool:
+    """XLA's ValidateShapeSize: the running product of the dimensions, then of the
+    element size, passes 2^63 - 1 (a 0 met first keeps it 0)."""
+    size = 1
+    for factor in (*shape.dimensions, shape.element_type.byte_size):
+        size *= factor
+        if size > _INT64_MAX:
+            return True
+    return False
+
+
+_INT64_MAX = (1 << 63) - 1
 
 
 # -- operand counts ----------------------------------------------------------------------
@@ -170,7 +186,9 @@ _KIND_CHECKS = {
     AttrKind.SLICE: (_tuple_of(SliceRange), "a tuple of SliceRanges"),
     AttrKind.PADDING: (lambda v: isinstance(v, PaddingConfig), "a PaddingConfig"),
     AttrKind.PRECISION_LIST: (_tuple_of(Precision), "a tuple of Precisions"),
-    AttrKind.METADATA: (lambda v: isinstance(v, OpMetadata), "an OpMetadata"),
+    # the parser keeps metadata with fields it does not read (profile_type={...}) raw
+    AttrKind.METADATA: (lambda v: isinstance(v, (OpMetadata, RawAttribute)),
+                        "an OpMetadata or a RawAttribute"),
     AttrKind.SHAPE_LIST: (_tuple_of(Shape), "a tuple of Shapes"),
     AttrKind.RAW: (lambda v: isinstance(v, RawAttribute), "a RawAttribute"),
 }
