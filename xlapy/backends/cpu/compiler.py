@@ -4,7 +4,12 @@ The on-disk cache stores the object code of a compilation under a key made of
 the optimised module's fingerprint, the CPU options and the target, so a
 second process compiling the same function skips LLVM entirely. The entry
 also names the instructions that run through the interpreter fallback, the
-only other product of code generation the executable needs.
+only other product of code generation the executable needs, and records the
+target and xlapy version it was compiled for. A cached entry is used only if
+all of it fits: its records match this process, its object looks like an
+object for this machine (`disk_cache.object_problem`) and loads; otherwise it
+is discarded with a warning and the module is compiled afresh, so a bad entry
+costs a compilation, never a failed one or a wrong program.
 """
 
 from __future__ import annotations
@@ -12,19 +17,26 @@ from __future__ import annotations
 import json
 import time
 
+import xlapy
 from xlapy.analysis import assign_buffers
 from xlapy.backends.cpu.codegen import Codegen
+from xlapy.backends.cpu.disk_cache import (
+    cache_key,
+    default_cache,
+    module_fingerprint,
+    object_problem,
+)
 from xlapy.backends.cpu.executable import CpuExecutable
 from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, host_target
 from xlapy.backends.cpu.options import CpuOptions
+from xlapy.backends.cpu.runtime_library import FAST_GEMM_TYPES
 from xlapy.backends.cpu.runtime_library import ensure as ensure_runtime
+from xlapy.errors import CompileError
 
-_MAGIC = b"XLAPYCPU2\n"
+_MAGIC = b"XLAPYCPU3\n"
 
 
 def compile_module(module, start: float | None = None, options: CpuOptions | None = None):
-    from xlapy.backends.cpu.disk_cache import cache_key, default_cache, module_fingerprint
-
     start = start if start is not None else time.perf_counter()
     options = options or CpuOptions.from_flags()
     assignment = assign_buffers(module)
@@ -32,13 +44,9 @@ def compile_module(module, start: float | None = None, options: CpuOptions | Non
     key = None
     if cache is not None:
         key = cache_key(module_fingerprint(module), options.key(), " ".join(host_target()))
-        cached = _decode(cache.get(key), module)
-        if cached is not None:
-            obj, fallbacks, runtime, profiled = cached
-            ensure_runtime(runtime)
-            return CpuExecutable(module, assignment, LoadedObject(obj), fallbacks,
-                                 compile_seconds=time.perf_counter() - start, from_cache=True,
-                                 profiled=profiled)
+        executable = _from_cache(cache, key, module, assignment, start)
+        if executable is not None:
+            return executable
     codegen = Codegen(module, assignment, options)
     llmod = codegen.emit()
     obj = compile_to_object(llmod, options.opt_level)
@@ -49,26 +57,69 @@ def compile_module(module, start: float | None = None, options: CpuOptions | Non
                          compile_seconds=time.perf_counter() - start, profiled=codegen.profiled)
 
 
+def _from_cache(cache, key: str, module, assignment, start: float) -> CpuExecutable | None:
+    """The executable from the entry under `key`; None when there is none, or when it
+    does not fit (then it is discarded, with a warning, for the caller to replace)."""
+    decoded, problem = _decode(cache.get(key), module)
+    if decoded is None:
+        if problem:
+            cache.discard(key, problem)
+        return None
+    obj, fallbacks, runtime, profiled = decoded
+    ensure_runtime(runtime)  # what the object calls: a failure there is not the entry's
+    try:
+        return CpuExecutable(module, assignment, LoadedObject(obj), fallbacks,
+                             compile_seconds=time.perf_counter() - start, from_cache=True,
+                             profiled=profiled)
+    except CompileError as e:
+        cache.discard(key, f"its object does not load ({e})")
+        return None
+
+
 def _encode(obj: bytes, fallbacks, runtime, profiled) -> bytes:
     header = json.dumps({"fallbacks": [[i.parent.name, i.name] for i in fallbacks],
                          "runtime": [list(r) for r in runtime],
-                         "profiled": [i.name for i in profiled]}).encode()
+                         "profiled": [i.name for i in profiled],
+                         "target": list(host_target()), "xlapy": xlapy.__version__}).encode()
     return _MAGIC + len(header).to_bytes(4, "little") + header + obj
 
 
 def _decode(payload: bytes | None, module):
-    """(object code, fallback instructions, runtime kernels, profiled entry
-    instructions), or None when the entry does not fit."""
-    if payload is None or not payload.startswith(_MAGIC):
-        return None
+    """((object code, fallback instructions, runtime kernels, profiled entry
+    instructions), '') for an entry that fits `module` and this process; (None, what
+    does not fit), or (None, '') for no entry."""
+    if payload is None:
+        return None, ""
+    if not payload.startswith(_MAGIC):
+        return None, "not a compiled module of this format"
     at = len(_MAGIC)
     size = int.from_bytes(payload[at:at + 4], "little")
     try:
         header = json.loads(payload[at + 4:at + 4 + size])
         fallbacks = [module.computation(c).instruction(name) for c, name in header["fallbacks"]]
-        runtime = [tuple(r) for r in header["runtime"]]
+        runtime = [_runtime_need(*r) for r in header["runtime"]]
         entry = module.entry_computation
-        profiled = [entry.instruction(name) for name in header.get("profiled", [])]
-    except (ValueError, KeyError, TypeError):
-        return None
-    return payload[at + 4 + size:], fallbacks, runtime, profiled
+        profiled = [entry.instruction(name) for name in header["profiled"]]
+        target, version = tuple(header["target"]), header["xlapy"]
+    except (ValueError, KeyError, TypeError) as e:
+        return None, f"its record does not fit the module ({type(e).__name__}: {e})"
+    differ = [name for name, a, b in zip(("triple", "CPU", "features"), target, host_target())
+              if a != b]
+    if differ or len(target) != 3:
+        return None, f"compiled for another {' and '.join(differ) or 'target'} than this one"
+    if version != xlapy.__version__:
+        return None, f"written by xlapy {version}, this is {xlapy.__version__}"
+    obj = payload[at + 4 + size:]
+    problem = object_problem(obj, target[0])
+    if problem:
+        return None, problem
+    return (obj, fallbacks, runtime, profiled), ""
+
+
+def _runtime_need(kind: str, dtype: str, threads: int) -> tuple[str, str, int]:
+    """One runtime kernel a cached object calls, as `runtime_library.ensure` takes it."""
+    if (kind, dtype, threads) == ("pool", "", 0) or (
+            kind == "gemm" and dtype in FAST_GEMM_TYPES and isinstance(threads, int)
+            and threads > 0):
+        return kind, dtype, threads
+    raise ValueError(f"unknown runtime kernel {[kind, dtype, threads]}")

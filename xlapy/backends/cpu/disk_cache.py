@@ -1,31 +1,42 @@
 """The on-disk cache of compiled CPU objects, shared by processes and runs.
 
 An entry is one file `<key>.xlo`: a header (magic, format version, payload
-length, SHA-256 of the payload) then the payload, an object file's bytes.
-A file that does not check out is a miss: it is deleted and a warning names
-it, so a torn or tampered entry can cost a recompilation but never a wrong
-program. Writers put each entry in a temporary file of their own in the same
+length, SHA-256 of the key it was written under, SHA-256 of that key digest
+and the payload) then the payload, an object file's bytes. A file that does
+not check out is a miss: it is deleted and a warning names it, so a torn or
+tampered entry can cost a recompilation but never a wrong program. The key
+is inside the checksum because an entry is only right under its own key: a
+file copied or renamed from another key (another xlapy version, another CPU,
+other flags, another program) checks out byte for byte, and would run the
+wrong code. Only regular files are read (a symlink, a directory or a FIFO in
+an entry's place is a bad entry, never followed, read or waited on).
+
+Writers put each entry in a temporary file of their own in the same
 directory and `os.replace` it into place, so concurrent writers of one key
 (threads or processes) never mix their bytes and readers never see half an
-entry: the last replace wins. The cache is an optimisation, so nothing here
-fails a compilation: a read-only or full disk warns once and the compiler
-goes on. The total size is kept near a cap by evicting the least recently
-used entries (mtime, touched on every hit).
+entry: the last replace wins. Nothing is fsynced: after a power cut an entry
+may be torn, which its checksum turns into a miss. The cache is an
+optimisation, so nothing here fails a compilation: a read-only or full disk
+warns once and the compiler goes on. The total size is kept near a cap by
+evicting the least recently used entries (mtime, touched on every hit).
 
     cache = default_cache()                       # None when the flag says 'off'
     key = cache_key(module_fingerprint(module), options.key(), target)
     blob = cache.get(key)                         # bytes, or None
     cache.put(key, compile_to_object(llvm_module))
+    cache.discard(key, "why")                     # a payload its user cannot use
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import hashlib
 import json
 import os
 import re
+import stat
 import struct
 import tempfile
 import threading
@@ -43,13 +54,15 @@ from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.printer import module_to_text
 
 __all__ = ["CacheStats", "DiskCache", "cache_directory", "cache_key", "decode_entry",
-           "default_cache", "encode_entry", "module_fingerprint"]
+           "default_cache", "encode_entry", "module_fingerprint", "object_problem"]
 
-FORMAT_VERSION = 1
-"""Bump when the entry layout or the meaning of a payload changes."""
+FORMAT_VERSION = 2
+"""Bump when the entry layout or the meaning of a payload changes (2: the key in the
+checksum)."""
 MAGIC = b"XLAPYOBJ"
-_HEADER = struct.Struct("<8sIIQ32s")
-"""magic, format version, reserved (0), payload length, SHA-256 of the payload."""
+_HEADER = struct.Struct("<8sIIQ32s32s")
+"""magic, format version, reserved (0), payload length, SHA-256 of the key, SHA-256 of
+(key digest + payload)."""
 HEADER_SIZE = _HEADER.size
 DEFAULT_MAX_BYTES = 1 << 30
 ENTRY_SUFFIX = ".xlo"
@@ -64,17 +77,19 @@ _KEY = re.compile(r"[0-9a-f]{16,128}")
 
 
 # -- entry format -------------------------------------------------------------------------
-def encode_entry(payload: bytes) -> bytes:
-    """Header + payload, as stored on disk."""
-    digest = hashlib.sha256(payload).digest()
-    return _HEADER.pack(MAGIC, FORMAT_VERSION, 0, len(payload), digest) + payload
+def encode_entry(payload: bytes, key: str = "") -> bytes:
+    """Header + payload, as stored on disk under `key`."""
+    key_digest = hashlib.sha256(key.encode()).digest()
+    digest = hashlib.sha256(key_digest + payload).digest()
+    return _HEADER.pack(MAGIC, FORMAT_VERSION, 0, len(payload), key_digest, digest) + payload
 
 
-def decode_entry(data: bytes) -> tuple[bytes | None, str]:
-    """(payload, '') when `data` checks out, else (None, what is wrong with it)."""
+def decode_entry(data: bytes, key: str = "") -> tuple[bytes | None, str]:
+    """(payload, '') when `data` checks out as the entry for `key`, else (None, what is
+    wrong with it)."""
     if len(data) < HEADER_SIZE:
         return None, f"{len(data)} bytes, shorter than the {HEADER_SIZE}-byte header"
-    magic, version, _, length, digest = _HEADER.unpack_from(data)
+    magic, version, _, length, key_digest, digest = _HEADER.unpack_from(data)
     if magic != MAGIC:
         return None, f"bad magic {magic!r}"
     if version != FORMAT_VERSION:
@@ -82,9 +97,42 @@ def decode_entry(data: bytes) -> tuple[bytes | None, str]:
     payload = data[HEADER_SIZE:]
     if len(payload) != length:
         return None, f"header says {length} payload bytes, the file has {len(payload)}"
-    if hashlib.sha256(payload).digest() != digest:
+    if key_digest != hashlib.sha256(key.encode()).digest():
+        return None, "written under another key (program, xlapy version, CPU or flags)"
+    if hashlib.sha256(key_digest + payload).digest() != digest:
         return None, "payload does not match its SHA-256"
     return payload, ""
+
+
+# -- object payloads ----------------------------------------------------------------------
+_ELF_MACHINES = {"x86_64": 62, "aarch64": 183, "arm64": 183}
+_SHT_NOBITS = 8
+
+
+def object_problem(data: bytes, triple: str) -> str:
+    """'' when `data` looks like what LLVM emits for `triple`: a relocatable 64-bit
+    little-endian ELF object for its architecture, its section table and sections
+    inside the file; else what is wrong. The last check before cached bytes become
+    machine code in this process: a checksum proves only that a writer meant these
+    bytes, and LLVM's loader trusts the offsets it is given."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return "not a 64-bit little-endian ELF object"
+    kind, machine = struct.unpack_from("<HH", data, 0x10)
+    if kind != 1:
+        return f"ELF type {kind}, not a relocatable object"
+    expected = _ELF_MACHINES.get(triple.split("-")[0])
+    if expected is not None and machine != expected:
+        return f"an object for ELF machine {machine}, not for {triple}"
+    (table,) = struct.unpack_from("<Q", data, 0x28)
+    entry_size, count = struct.unpack_from("<HH", data, 0x3A)
+    if entry_size != 64 or not count or table + entry_size * count > len(data):
+        return "its section table is missing or lies outside the file"
+    for i in range(count):
+        _, section_kind, _, _, offset, size = struct.unpack_from("<IIQQQQ", data,
+                                                                 table + i * entry_size)
+        if section_kind != _SHT_NOBITS and offset + size > len(data):
+            return f"its section {i} lies outside the file"
+    return ""
 
 
 # -- the cache ------------------------------------------------------------------------------
@@ -126,18 +174,20 @@ class DiskCache:
         return self.directory / (key + ENTRY_SUFFIX)
 
     def get(self, key: str) -> bytes | None:
-        """The payload stored under `key`, or None (absent, or corrupt: then removed)."""
+        """The payload stored under `key`, or None (absent, or bad: then removed)."""
         path = self.path(key)
         try:
-            with open(path, "rb") as f:
-                data = f.read()
-                identity = os.fstat(f.fileno())
+            data, identity = _read_regular_file(path, self.max_bytes)
         except (FileNotFoundError, NotADirectoryError):
             self.stats.misses += 1
             return None
         except OSError as e:
+            if e.errno == errno.ELOOP:
+                return self._reject(path, None, "a symbolic link, not an entry")
             return self._reject(path, None, f"unreadable ({e.strerror or e})")
-        payload, problem = decode_entry(data)
+        except _NotAnEntry as e:
+            return self._reject(path, e.identity, str(e))
+        payload, problem = decode_entry(data, key)
         if payload is None:
             return self._reject(path, identity, problem)
         with contextlib.suppress(OSError):
@@ -145,11 +195,17 @@ class DiskCache:
         self.stats.hits += 1
         return payload
 
+    def discard(self, key: str, problem: str) -> None:
+        """Drop the entry under `key`, which checked out here but its user cannot use
+        (`problem` says why): counted and warned about as a corrupt entry."""
+        self.stats.hits -= 1  # the get that returned it was a miss after all
+        self._reject(self.path(key), None, problem)
+
     def put(self, key: str, payload: bytes) -> bool:
         """Store `payload` under `key`; False (after one warning per cache) if the disk
         refused. An entry bigger than the whole cap is not stored."""
         path = self.path(key)
-        data = encode_entry(bytes(payload))
+        data = encode_entry(bytes(payload), key)
         if len(data) > self.max_bytes:
             return False
         try:
@@ -178,17 +234,17 @@ class DiskCache:
 
     # -- internals ------------------------------------------------------------------------
     def _reject(self, path: Path, identity: os.stat_result | None, problem: str) -> None:
-        """Count, warn about and delete a bad entry; the miss it stands for."""
+        """Count, delete and warn about a bad entry; the miss it stands for. One warning
+        says it all: where the entry cannot be removed, writing its replacement would
+        fail too, and does so quietly."""
         self.stats.corrupt += 1
         self.stats.misses += 1
+        stuck = _remove_entry(path, identity)
+        if stuck:
+            self._warned_write = True
+            problem += f"; it cannot be removed ({stuck}), so it will not be replaced"
         warnings.warn(f"xlapy: dropping corrupt CPU cache entry {path}: {problem}",
                       RuntimeWarning, stacklevel=3)
-        with contextlib.suppress(OSError):
-            # Only the file we read: a writer may have replaced it with a good one since.
-            now = os.stat(path)
-            if identity is None or (now.st_ino, now.st_dev) == (identity.st_ino,
-                                                                identity.st_dev):
-                os.unlink(path)
         return None
 
     def _write_failed(self, path: Path, error: OSError) -> None:
@@ -201,9 +257,12 @@ class DiskCache:
                       RuntimeWarning, stacklevel=3)
 
     def _account(self, added: int, keep: Path) -> None:
-        """Track the directory's size and evict when it passes the cap (best effort)."""
+        """Track the directory's size and evict when it passes the cap (best effort).
+        Each scan also removes the temporary files of writers that died: they are
+        not entries, so they count towards no cap and would otherwise stay."""
         with self._lock:
             if self._estimate is None or self._puts_since_scan >= _RESCAN_EVERY:
+                _remove_stale_temps(self.directory)
                 self._estimate = self.size_bytes()
                 self._puts_since_scan = 0
             else:
@@ -232,18 +291,70 @@ class DiskCache:
 
 
 # -- file-system helpers (each best effort where the cache must not fail) ---------------
+class _NotAnEntry(Exception):
+    """What sits under an entry's name is no regular file, or is too big to be one."""
+
+    def __init__(self, problem: str, identity: os.stat_result):
+        super().__init__(problem)
+        self.identity = identity
+
+
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+"""A symlink fails to open (ELOOP) and a FIFO opens without waiting for a writer."""
+
+
+def _read_regular_file(path: Path, limit: int) -> tuple[bytes, os.stat_result]:
+    """(contents, identity) of the regular file at `path`, at most `limit` bytes."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        identity = os.fstat(fd)
+        if not stat.S_ISREG(identity.st_mode):
+            kind = "a directory" if stat.S_ISDIR(identity.st_mode) else "not a regular file"
+            raise _NotAnEntry(f"{kind}, not an entry", identity)
+        if identity.st_size > limit:
+            raise _NotAnEntry(f"{identity.st_size} bytes, more than the cache's cap", identity)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise _NotAnEntry("more bytes than the cache's cap", identity)
+    return data, identity
+
+
 def _write_atomically(path: Path, data: bytes) -> None:
-    """Write into a fresh temporary file beside `path`, then rename it over `path`."""
+    """Write into a fresh temporary file beside `path`, then rename it over `path`;
+    on any failure the temporary file is removed and the error raised."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix="." + path.stem[:16] + "-",
                                 suffix=_TEMP_SUFFIX)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
         os.replace(temp, path)
     except BaseException:
         _remove(Path(temp))
         raise
+
+
+def _remove_entry(path: Path, identity: os.stat_result | None) -> str:
+    """Remove the bad entry at `path` (a file, link or empty directory), but only the one
+    with `identity` if given: a writer may have replaced it with a good one since. ''
+    when it is gone, else why it stays."""
+    try:
+        now = os.lstat(path)
+        if identity is None or (now.st_ino, now.st_dev) == (identity.st_ino, identity.st_dev):
+            (os.rmdir if stat.S_ISDIR(now.st_mode) else os.unlink)(path)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        return e.strerror or str(e)
+    return ""
 
 
 def _scan(directory: Path) -> list[os.DirEntry]:

@@ -111,16 +111,23 @@ def ensure_gemm(dtype, threads: int) -> None:
 
 
 def cached_object(name: str, module: ir.Module, compile_fn) -> bytes:
-    from xlapy.backends.cpu.disk_cache import cache_key, default_cache
+    """The object code of runtime module `name`, from the on-disk cache or `compile_fn`.
+    Its caller loads it as machine code at once, so a cached object that does not
+    look like one for this machine (`object_problem`) is discarded and rebuilt."""
+    from xlapy.backends.cpu.disk_cache import cache_key, default_cache, object_problem
     from xlapy.backends.cpu.llvm_target import host_target
 
     cache = default_cache()
-    key = cache_key("runtime:" + name, "", " ".join(host_target())) if cache else None
-    if cache is not None:
-        obj = cache.get(key)
-        if obj is not None:
+    if cache is None:
+        return compile_fn(module)
+    target = host_target()
+    key = cache_key("runtime:" + name, "", " ".join(target))
+    obj = cache.get(key)
+    if obj is not None:
+        problem = object_problem(obj, target[0])
+        if not problem:
             return obj
+        cache.discard(key, problem)
     obj = compile_fn(module)
-    if cache is not None:
-        cache.put(key, obj)
+    cache.put(key, obj)
     return obj
