@@ -14,7 +14,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -230,9 +229,6 @@ def test_tuple_parameters_layouts_and_pass_through_results_under_guard_pages():
     assert_matches(expected, executable.execute(*args))
 
 
-@pytest.mark.xfail(strict=True, reason="compiler.compile_module calls assign_buffers(module) "
-                   "without separate_temps=options.guard_pages (compiler.py is not ours to "
-                   "edit; see the guard-pages report)")
 def test_the_compiler_gives_each_temporary_its_own_allocation_under_the_flag():
     with flags_set("--xlapy_cpu_guard_pages"):
         executable = xlapy.compile(parse(TWO_TEMPS), backend="cpu")
@@ -248,12 +244,9 @@ PROGRAMS = range(0, 600, 4)
 def guarded_programs(seeds) -> dict[int, str]:
     """In a sandbox: each seed's program compiled under guard pages, each temporary
     fenced on its own, against the interpreter; seed -> mismatch for those that differ."""
-    from xlapy.backends.cpu import compiler
     from xlapy.fuzz.compare import mismatch
     from xlapy.fuzz.hlo_programs import arguments, random_program
 
-    # until compile_module passes separate_temps itself (a child process: no one else sees it)
-    compiler.assign_buffers = partial(assign_buffers, separate_temps=True)
     problems = {}
     for seed in seeds:
         module = parse(random_program(seed))

@@ -39,7 +39,7 @@ _MAGIC = b"XLAPYCPU3\n"
 def compile_module(module, start: float | None = None, options: CpuOptions | None = None):
     start = start if start is not None else time.perf_counter()
     options = options or CpuOptions.from_flags()
-    assignment = assign_buffers(module)
+    assignment = assign_buffers(module, separate_temps=options.guard_pages)
     cache = default_cache()
     key = None
     if cache is not None:
