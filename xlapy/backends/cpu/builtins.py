@@ -17,14 +17,13 @@ the hardware's; NaNs stay (quiet) NaNs with the sign kept.
 
 from __future__ import annotations
 
-import threading
-
 import llvmlite.ir as ir
 
 from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.elemental_extra import f64_to_f32_odd
+from xlapy.backends.cpu.fork_safe import ForkSafeLock
 
-_LOCK = threading.Lock()
+_LOCK = ForkSafeLock()
 _LOADED: list = []   # the LoadedObject holding the JIT's copies, kept alive
 
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import threading
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
+from xlapy.backends.cpu.fork_safe import ForkSafeLock
 from xlapy.errors import CompileError
 
-_LOCK = threading.Lock()
+_LOCK = ForkSafeLock()
 """LLVM's global state (pass registration, the JIT) is not thread-safe."""
 
 

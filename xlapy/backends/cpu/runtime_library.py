@@ -11,14 +11,13 @@ on a process, so they get the kernels emitted inline (`inline=True`).
 
 from __future__ import annotations
 
-import threading
-
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from xlapy.backends.cpu import ir_types as T
+from xlapy.backends.cpu.fork_safe import ForkSafeLock
 
-_LOCK = threading.RLock()   # building the GEMM builds the pool
+_LOCK = ForkSafeLock(reentrant=True)   # building the GEMM builds the pool
 _LOADED: dict[str, object] = {}   # symbol -> LoadedObject keeping its code alive
 GEMM_ARGS = [T.I64, T.I64, T.I64, None, T.I64, T.I64, None, T.I64, T.I64, None, T.I64]
 FAST_GEMM_TYPES = ("float32", "float64")
