@@ -148,7 +148,7 @@ def test_backends_append_passes():
         pipeline.append(lambda m: True)
     extra = default_pipeline(extra_passes=[Recorder("cpu-pass", [])])
     names = [p.name for p in extra.passes]
-    assert names[-3:] == ["cpu-pass", "dce", "hlo-memory-scheduler"]
+    assert names[-4:] == ["cpu-pass", "layout-agreement", "dce", "hlo-memory-scheduler"]
 
 
 def test_a_failing_pass_is_named():
@@ -168,9 +168,10 @@ def test_the_default_pipeline_reads_like_xlas():
     pipeline = default_pipeline()
     assert pipeline.name == "optimization"
     names = [p.name for p in pipeline.passes]
-    assert names == ["call-inliner", "dce", "simplification", "fusion", "multi_output_fusion",
-                     "cse", "dce", "hlo-memory-scheduler"]
-    simplification = pipeline.passes[2]
+    assert names == ["defuser", "call-inliner", "topk-decomposer", "dce", "simplification",
+                     "fusion", "multi_output_fusion", "cse", "layout-agreement", "dce",
+                     "hlo-memory-scheduler"]
+    simplification = pipeline.passes[4]
     assert isinstance(simplification, FixedPoint)
     inner = [p.name for p in simplification.passes]
     assert inner[-4:] == ["constant_folding", "cse", "tuple-simplifier", "dce"]
@@ -180,8 +181,8 @@ def test_the_default_pipeline_reads_like_xlas():
 
 def test_default_pipeline_reads_like_a_table_of_contents():
     names = [p.name for p in default_pipeline().passes]
-    assert names[:3] == ["call-inliner", "dce", "simplification"]
-    assert names[3:5] == ["fusion", "multi_output_fusion"]
+    assert names[:5] == ["defuser", "call-inliner", "topk-decomposer", "dce", "simplification"]
+    assert names[5:7] == ["fusion", "multi_output_fusion"]
     assert [p.name for p in make_passes(["algsimp", "dce"])] == ["algsimp", "dce"]
 
 

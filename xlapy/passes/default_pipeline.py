@@ -25,6 +25,7 @@ from xlapy.passes.cse import HloCSE
 from xlapy.passes.dce import HloDCE
 from xlapy.passes.defuser import Defuser
 from xlapy.passes.fusion import InstructionFusion
+from xlapy.passes.layout_agreement import LayoutAgreement
 from xlapy.passes.multi_output_fusion import MultiOutputFusion
 from xlapy.passes.pass_interface import Pass
 from xlapy.passes.pipeline import FixedPoint, Pipeline, RunOptions
@@ -51,6 +52,7 @@ def default_pipeline(extra_passes: Iterable[Pass] = ()) -> Pipeline:
         MultiOutputFusion(),
         HloCSE(),                   # merging fusions can leave twin producers inside one
         *extra_passes,
+        LayoutAgreement(),          # one layout per buffer where buffers are passed on
         HloDCE(),
         HloMemoryScheduler(),       # the order buffer assignment will see
     ])
@@ -70,6 +72,8 @@ PASS_REGISTRY: dict[str, tuple[Callable[[], list[Pass]], str]] = {
     "fusion": (lambda: [InstructionFusion()], "producer-consumer fusion"),
     "multi_output_fusion": (lambda: [MultiOutputFusion()],
                             "sibling and producer-consumer multi-output fusion"),
+    "layout-agreement": (lambda: [LayoutAgreement()],
+                         "one layout per buffer passed between instructions uncopied"),
     "hlo-memory-scheduler": (lambda: [HloMemoryScheduler()],
                              "order instructions to lower peak memory; marks the module "
                              "scheduled"),

@@ -55,7 +55,7 @@ _NO_CODE = frozenset({Op.PARAMETER, Op.CONSTANT, Op.GET_TUPLE_ELEMENT, Op.TUPLE,
 LOOP_OPS = frozenset(ELEMENTWISE | {
     Op.BROADCAST, Op.TRANSPOSE, Op.RESHAPE, Op.SLICE, Op.PAD, Op.CONCATENATE, Op.REVERSE,
     Op.IOTA, Op.DYNAMIC_SLICE, Op.DYNAMIC_UPDATE_SLICE, Op.COPY, Op.REDUCE, Op.DOT,
-    Op.BITCAST, Op.BITCAST_CONVERT})
+    Op.BITCAST, Op.BITCAST_CONVERT, Op.MAP})
 """Ops compiled as a loop kernel over their output, by their element generator."""
 _INTERNAL_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError,
                     AssertionError)

@@ -226,11 +226,28 @@ def _reverse(g: Generator, instruction, index):
 @generates(Op.IOTA)
 def _iota(g: Generator, instruction, index):
     from xlapy.backends.cpu.elemental import convert
+    from xlapy.backends.cpu.elemental_complex import convert_complex
     from xlapy.hlo.dtypes import PrimitiveType as P
 
     i = index[instruction.attr("iota_dimension") or 0]
+    target = instruction.shape.element_type
+    to = convert_complex if target in (P.C64, P.C128) else convert
     with g.scope.at(i.depth):
-        return convert(g.b, i.value, P.S64, instruction.shape.element_type), i.depth
+        return to(g.b, i.value, P.S64, target), i.depth
+
+
+@generates(Op.MAP)
+def _map(g: Generator, instruction, index):
+    """The mapped computation applied to the operands' elements at `index`."""
+    from xlapy.backends.cpu.scalar_computation import emit_scalar_computation
+
+    args, depth = [], OUTSIDE
+    for number in range(len(instruction.operands)):
+        value, operand_depth = g.operand_at(instruction, number, index)
+        args.append(value)
+        depth = max(depth, operand_depth)
+    with g.scope.at(depth):
+        return emit_scalar_computation(g.b, instruction.attr("to_apply"), args), depth
 
 
 def _clamp_index(b, value, low: int, high: int):

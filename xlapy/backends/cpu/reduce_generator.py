@@ -162,7 +162,8 @@ def combine(b, reducer, accs: list, elements: list, leaf_types: list) -> list:
         return [intrinsic(b, name, [accs[0], elements[0]])]
     value = emit_scalar_computation(b, reducer, [*accs, *elements] if len(accs) > 1 else
                                     [accs[0], elements[0]])
-    return list(value) if isinstance(value, tuple) else [value]
+    # a variadic reducer gives a tuple of values; a complex value is itself a pair
+    return list(value) if len(accs) > 1 else [value]
 
 
 def _slot(scope, value, ptype):
