@@ -41,13 +41,24 @@ def compile_and_run(text: str, args: list, backend: str = "cpu") -> dict:
 def against_interpreter(text: str, args: list, backend: str = "cpu",
                         expected: list | None = None) -> str | None:
     """Why `backend`'s results for `text` differ from the interpreter's (or from
-    `expected`, when given), or None when they agree."""
+    `expected`, when given), or None when they agree; a compiled program that
+    writes into its arguments is wrong too."""
     if expected is None:
         expected = interpret(text, args)
+    before = [np.array(a, copy=True) for a in args]
     run = compile_and_run(text, args, backend)
     if run["fallbacks"]:
         return f"interpreter fallback for {run['fallbacks']}"
-    return mismatch(_plain(expected), run["results"])
+    return mismatch(_plain(expected), run["results"]) or _written(before, args)
+
+
+def _written(before: list, after: list) -> str | None:
+    """Which argument a compiled program wrote into (its caller's arrays are inputs
+    only), or None."""
+    for number, (old, new) in enumerate(zip(before, after)):
+        if old.tobytes() != np.asarray(new).tobytes():
+            return f"argument {number} was changed by the compiled program"
+    return None
 
 
 def _plain(results) -> list:

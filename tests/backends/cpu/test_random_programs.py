@@ -7,6 +7,8 @@ interpreter fallback. Seeds that hit an open bug are strict xfails naming
 it, so they flip when it is fixed; each bug found has a minimal reproducer
 below, kept as a regression test once fixed."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -78,6 +80,55 @@ ENTRY main {
 """
 INF_SUM_ARGUMENTS = [np.float32([1, np.inf, 0])]
 
+COMPLEX_COLUMN_SUM = """
+HloModule complex_column_sum
+add_c64 {
+  a = c64[] parameter(0)
+  b = c64[] parameter(1)
+  ROOT c = c64[] add(a, b)
+}
+ENTRY main {
+  p = c64[3,2] parameter(0)
+  z = c64[] constant((0, 0))
+  ROOT r = c64[2] reduce(p, z), dimensions={0}, to_apply=add_c64
+}
+"""
+
+COMPLEX_IOTA = """
+HloModule complex_iota
+ENTRY main {
+  p = c128[3,4] parameter(0)
+  i = c128[3,4] iota(), iota_dimension=1
+  ROOT m = c128[3,4] multiply(p, i)
+}
+"""
+
+MAP = """
+HloModule map
+body {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ab = f32[] multiply(a, b)
+  ROOT r = s32[] convert(ab)
+}
+ENTRY main {
+  p = f32[3,4] parameter(0)
+  q = f32[3,4] parameter(1)
+  ROOT m = s32[3,4] map(p, q), dimensions={0,1}, to_apply=body
+}
+"""
+MAP_ARGUMENTS = [np.arange(12, dtype=np.float32).reshape(3, 4) / 3,
+                 np.full((3, 4), 7.5, np.float32)]
+
+LAYOUT_IN_TUPLE = """
+HloModule layout_in_tuple
+ENTRY main {
+  p = f32[3,33] parameter(0)
+  c = f32[3,33]{0,1} copy(p)
+  ROOT out = (f32[3,33]) tuple(c)
+}
+"""
+
 BUGS = {
     "variadic_reduce": "(fixed) a variadic reduce (argmax) as a loop kernel crashed in the "
                        "store: 'tuple' object has no attribute 'type' (VARIADIC_REDUCE)",
@@ -91,6 +142,18 @@ BUGS = {
                          "(test_structure.NESTED_ROOT)",
     "reshaped_parameter": "(fixed) a result aliasing a parameter through a reshape had the "
                           "parameter's shape (test_structure.RESHAPED_PARAMETER)",
+    "complex_column_sum": "(fixed) a reduce of c64/c128 failed to compile ('Instruction' object "
+                          "is not iterable) and ran in the interpreter fallback: the reducer's "
+                          "complex (re, im) pair was taken for a variadic reducer's tuple "
+                          "(COMPLEX_COLUMN_SUM)",
+    "complex_iota": "(fixed) an iota of c64/c128 ran in the interpreter fallback: the "
+                    "generator converted the index with the real-only convert (COMPLEX_IOTA)",
+    "map": "(fixed) map had no CPU code and ran in the interpreter fallback; it is now an "
+           "element generator applying its computation inline (MAP)",
+    "layout_in_tuple": "(fixed) a buffer passed on uncopied under another declared layout "
+                       "(a tuple element, a loop state, a branch operand or result) was read "
+                       "transposed; layout-agreement makes each buffer's readers agree with "
+                       "its writer (LAYOUT_IN_TUPLE; tests/passes/test_layout_agreement.py)",
 }
 """Bugs the random programs found: an open one marks its seeds (KNOWN_FAILURES)
 and its reproducer (OPEN) as strict xfails; a fixed one keeps its reproducer."""
@@ -120,6 +183,7 @@ def test_random_program_agrees_with_the_interpreter(seed):
 
 
 REQUIRED = ("f32[", "f64[", "s32[", "pred[", "bf16[", "f16[", "u8[", "u32[", "s64[", "s8[",
+            "s16[", "u16[", "u64[", "c64[", "c128[",
             " add(", " multiply(", " maximum(", " compare(", " select(", " convert(",
             " broadcast(", " reduce(",
             "to_apply=max_", "to_apply=min_", "to_apply=mul_", "to_apply=argmax_",
@@ -127,13 +191,44 @@ REQUIRED = ("f32[", "f64[", "s32[", "pred[", "bf16[", "f16[", "u8[", "u32[", "s6
             " concatenate(", " transpose(", " reshape(", " reverse(", " iota(",
             " dynamic-slice(", " dynamic-update-slice(", " tuple(", "get-tuple-element(",
             "ROOT out = ((", " exponential(", " divide(", " rsqrt(", " shift-left(",
-            " remainder(", " clamp(")
+            " remainder(", " clamp(",
+            # control flow
+            " while(", " conditional(", "branch_computations=", "true_computation=", " call(",
+            # side effects without collectives or infeed
+            " rng-bit-generator(", "algorithm=rng_default", "algorithm=rng_three_fry",
+            "algorithm=rng_philox", " opt-barrier(", " add-dependency(",
+            # every dtype
+            " complex(", " real(", " imag(", " count-leading-zeros(", " popcnt(", " atan2(",
+            # more ops
+            " sort(", "type=TOTALORDER", " gather(", " scatter(", " reduce-window(",
+            " select-and-scatter(", " convolution(", "feature_group_count=", "rhs_dilate=",
+            " map(", " reduce-precision(", " bitcast-convert(")
+SHAPES_REQUIRED = {
+    "a loop in a loop": r"body\d+_\d+ = .* while\(",
+    "a loop in a branch": r"branch\d+_\d+ = .* while\(",
+    "a conditional in a loop": r"body\d+_\d+ = .* conditional\(",
+    "a loop state of several types": r"= \(s32\[\], s32\[\], [a-z]+\d*\[[\d,]*\], (?!s32\[)",
+    "a loop state holding one value twice": r"tuple\(v\d+, v\d+, (v\d+), \1\)",
+    "a trip count from an enclosing counter": r"clamp\(body\d+_\d+, body\d+_1, ",
+    "a copy into another layout": r"\]\{[\d,]+\} copy\(",
+    "a parameter in another layout": r"\]\{[\d,]+\} parameter\(",
+    "a u64[3] random state": r"\(u64\[3\], [a-z0-9]+\[",
+    "boolean arithmetic": r"pred\[[\d,]*\] (multiply|maximum|minimum)\(",
+    "an iota of complex numbers": r"c(64|128)\[[\d,]+\] iota\(",
+    "a conversion to complex": r"c(64|128)\[[\d,]*\] convert\(",
+    "a conversion to f16": r" f16\[[\d,]*\] convert\(",
+    "a conversion to bf16": r"bf16\[[\d,]*\] convert\(",
+    "a multi-operand sort": r"\) sort\(v\d+, v\d+",
+}
+"""Constructs that need a pattern to be seen (a regular expression each)."""
 
 
 def test_the_programs_cover_the_issue_list():
     """Every construct the issue names appears in at least five programs."""
     texts = [random_program(seed) for seed in range(PROGRAMS)]
     counts = {needle: sum(needle in t for t in texts) for needle in REQUIRED}
+    counts.update({name: sum(bool(re.search(pattern, t)) for t in texts)
+                   for name, pattern in SHAPES_REQUIRED.items()})
     assert {k: v for k, v in counts.items() if v < 5} == {}
 
 
@@ -141,7 +236,11 @@ def test_the_programs_cover_the_issue_list():
 REPRODUCERS = {"variadic_reduce": (VARIADIC_REDUCE, None),
                "pad_of_reduction": (PAD_OF_REDUCTION, None),
                "empty_concatenate": (EMPTY_CONCATENATE, None),
-               "inf_sum": (INF_SUM, INF_SUM_ARGUMENTS)}
+               "inf_sum": (INF_SUM, INF_SUM_ARGUMENTS),
+               "complex_column_sum": (COMPLEX_COLUMN_SUM, None),
+               "complex_iota": (COMPLEX_IOTA, None),
+               "map": (MAP, MAP_ARGUMENTS),
+               "layout_in_tuple": (LAYOUT_IN_TUPLE, None)}
 """bug -> (module text, arguments or None for `arguments(module, 0)`)."""
 OPEN: set[str] = set()
 """Bugs not fixed yet; the others' reproducers stay as regression tests."""
@@ -157,7 +256,9 @@ def test_bug_reproducer(text, args):
     module = parse(text)
     args = arguments(module, 0) if args is None else args
     expected = xlapy.execute(module, args, backend="interpreter")
-    assert_matches(expected, xlapy.compile(module, backend="cpu").execute(*args))
+    executable = xlapy.compile(module, backend="cpu")
+    assert not executable.fallbacks, [i.opcode.value for i in executable.fallbacks]
+    assert_matches(expected, executable.execute(*args))
 
 
 def test_assert_matches_is_strict_where_it_should_be():
