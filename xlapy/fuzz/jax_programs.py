@@ -33,7 +33,7 @@ jax.config.update("jax_platforms", "cpu")
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 
-from xlapy.fuzz.jax_ops import OPS, Op, tame  # noqa: E402
+from xlapy.fuzz.jax_ops import OPS, Op, kind, tame  # noqa: E402
 
 DTYPES = ("float32", "float32", "float64", "float16", "bfloat16", "int32", "int32", "int64",
           "int8", "uint8", "uint32", "int16", "uint16", "uint64", "bool", "complex64")
@@ -163,7 +163,9 @@ class _Generator:
         if chosen is None:
             return False
         inputs, params = chosen
-        exact = all(self.exact[i] for i in inputs)
+        # integers are exact by construction: only discrete ops of exact floats make them
+        exact = all(self.exact[i] or kind(self.pool[i]) not in ("float", "complex")
+                    for i in inputs)
         if op.is_discrete(params) and not exact:
             return False   # one ULP of difference would change an integer result
         try:

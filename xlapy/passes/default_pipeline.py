@@ -38,8 +38,8 @@ def default_pipeline(extra_passes: Iterable[Pass] = ()) -> Pipeline:
     """The optimisation pipeline; `extra_passes` (a backend's) run after fusion."""
     return Pipeline("optimization", [
         Defuser(),                  # a module fused elsewhere (XLA's output) is refused here
-        CallInliner(),              # one flat graph per computation, as fusion needs
         TopkDecomposer(),           # backends need only a sort
+        CallInliner(),              # one flat graph per computation, as fusion needs
         HloDCE(),
         FixedPoint("simplification", [
             AlgebraicSimplifier(),
