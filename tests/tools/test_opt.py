@@ -146,3 +146,11 @@ def test_compare_keeps_its_old_contract():
     a = [np.float32([1, 2]), (np.int32(3), np.float32([np.nan]))]
     assert compare(a, a, 1e-3, 1e-3)
     assert not compare(a, a[:1], 1e-3, 1e-3)
+
+
+def test_a_file_that_is_not_utf8_is_a_parse_error_with_its_position(tmp_path, capsys):
+    bad = tmp_path / "bad.hlo"
+    bad.write_bytes(b"HloModule m\nENTRY e {\n  ROOT x = f32[2] parameter(0) \xff\n}\n")
+    for command in (["opt", str(bad)], ["run-hlo", str(bad)]):
+        assert main(command) == 2
+        assert "line 3, column 32: invalid UTF-8" in capsys.readouterr().err

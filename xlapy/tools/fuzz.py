@@ -96,9 +96,10 @@ def _reduce(args: argparse.Namespace) -> int:
     from xlapy.fuzz import jobs
     from xlapy.fuzz.reduce import reduce_module
     from xlapy.fuzz.sandbox import Sandbox
+    from xlapy.hlo import parse
 
-    with open(args.file, encoding="utf-8") as f:
-        text = f.read()
+    with open(args.file, "rb") as f:
+        text = parse(f.read()).to_text()   # bad text: a ParseError with its position
     with np.load(args.args) as data:
         arrays = [data[k] for k in data.files]
     oracle, compiled = Sandbox(), Sandbox({"XLAPY_FLAGS": "--xlapy_cpu_cache_dir=off"})

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.file:
         raise ValueError("give an HLO file (or --list-passes)")
-    text = sys.stdin.read() if args.file == "-" else _read(args.file)
+    text = sys.stdin.buffer.read() if args.file == "-" else _read(args.file)
     module = parse(text)
     if args.passes is not None:
         names = [name.strip() for name in args.passes.split(",") if name.strip()]
@@ -75,8 +75,9 @@ def list_passes() -> str:
     return "\n".join(lines)
 
 
-def _read(path: str) -> str:
-    with open(path, encoding="utf-8") as f:
+def _read(path: str) -> bytes:
+    """Bytes: text that is not UTF-8 is the parser's to report, with its position."""
+    with open(path, "rb") as f:
         return f.read()
 
 

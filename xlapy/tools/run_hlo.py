@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_file(path: str, args: argparse.Namespace) -> int:
-    with open(path, encoding="utf-8") as f:
+    with open(path, "rb") as f:   # bytes: bad UTF-8 is a ParseError with its position
         text = f.read()
     module = parse(text)
     arguments = load_inputs(module, args.inputs) if args.inputs else \
