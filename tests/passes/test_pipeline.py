@@ -148,7 +148,8 @@ def test_backends_append_passes():
         pipeline.append(lambda m: True)
     extra = default_pipeline(extra_passes=[Recorder("cpu-pass", [])])
     names = [p.name for p in extra.passes]
-    assert names[-4:] == ["cpu-pass", "layout-agreement", "dce", "hlo-memory-scheduler"]
+    assert names[-5:] == ["cpu-pass", "layout-agreement", "dce", "flatten-call-graph",
+                          "hlo-memory-scheduler"]
 
 
 def test_a_failing_pass_is_named():
@@ -170,7 +171,7 @@ def test_the_default_pipeline_reads_like_xlas():
     names = [p.name for p in pipeline.passes]
     assert names == ["defuser", "topk-decomposer", "call-inliner", "dce", "simplification",
                      "fusion", "multi_output_fusion", "cse", "layout-agreement", "dce",
-                     "hlo-memory-scheduler"]
+                     "flatten-call-graph", "hlo-memory-scheduler"]
     simplification = pipeline.passes[4]
     assert isinstance(simplification, FixedPoint)
     inner = [p.name for p in simplification.passes]

@@ -10,6 +10,7 @@ failure may be a hang or a crash) and applies moves while the failure stays:
    smallest k found by bisection; then the last of them alone;
 2. isolate: an entry instruction's operands become parameters, fed with the
    values the interpreter computes for them, so the instruction stands alone;
+   a tuple root then keeps only the elements the failure needs;
 3. simplify: any instruction, in any computation, becomes one of its
    operands of the same shape or a constant zero of its shape;
 
@@ -50,7 +51,8 @@ class Reducer:
     def reduce(self, text: str, args: list) -> tuple[str, list]:
         module = parse(text)
         best = (module, list(args))
-        for move in (self._inline, self._cut, self._isolate, self._simplify):
+        for move in (self._inline, self._cut, self._isolate, self._prune_root,
+                     self._simplify):
             if self.checks >= self.max_checks:
                 break
             best = move(*best)
@@ -148,6 +150,30 @@ class Reducer:
                     break
         return module, args
 
+    # -- move 2b: a tuple root keeps only the elements the failure needs ---------------
+    def _prune_root(self, module: HloModule, args: list):
+        """Chunks of the root tuple's elements dropped (halves, then quarters, ...,
+        then single elements), each drop kept when the failure stays."""
+        root = module.entry_computation.root_instruction
+        if root.opcode is not Opcode.TUPLE:
+            return module, args
+        kept = list(range(len(root.operands)))
+        chunk = max(1, len(kept) // 2)
+        while chunk >= 1 and len(kept) > 1 and self.checks < self.max_checks:
+            start = 0
+            while start < len(kept) and len(kept) > 1:
+                trial = kept[:start] + kept[start + chunk:]
+                candidate = _keep_root_elements(module, trial)
+                if trial and self._bad(candidate, args):
+                    kept = trial
+                else:
+                    start += chunk
+            chunk //= 2
+        if len(kept) < len(root.operands):
+            self.log(f"prune: {len(kept)} of {len(root.operands)} root elements kept")
+            return _drop_unused_parameters(_keep_root_elements(module, kept), args)
+        return module, args
+
     # -- move 3: simplify anywhere --------------------------------------------------------
     def _simplify(self, module: HloModule, args: list):
         """Sweeps over every instruction, each replacement kept when the failure
@@ -218,6 +244,15 @@ def _tuple_of(module: HloModule, values: list[HloInstruction]) -> HloInstruction
     t = HloInstruction(Opcode.TUPLE, shape, values, name=NameUniquer(module)("cut"))
     entry.add_instruction(t)
     return t
+
+
+def _keep_root_elements(module: HloModule, kept: list[int]) -> HloModule:
+    """A copy whose root tuple holds only the elements at `kept` (one: that element)."""
+    candidate = copy.deepcopy(module)
+    entry = candidate.entry_computation
+    elements = [entry.root_instruction.operands[i] for i in kept]
+    _set_root(candidate, elements[0] if len(elements) == 1 else _tuple_of(candidate, elements))
+    return candidate
 
 
 def _entry_values(module: HloModule, args: list) -> dict[str, object] | None:

@@ -106,3 +106,20 @@ def forward_operands(instruction: HloInstruction, replacements: dict[int, HloIns
 def users_of(computation: HloComputation) -> dict[int, list[HloInstruction]]:
     """id(instruction) -> its users in program order (each user once)."""
     return computation.users()
+
+
+def clone_computation(computation: HloComputation, names: NameUniquer,
+                      extra: Iterable[HloInstruction] = ()) -> HloComputation:
+    """A copy of `computation` with fresh instruction and computation names (the
+    computations it calls stay shared), plus `extra` instructions (new parameters,
+    say) appended; not yet in any module."""
+    copies: dict[int, HloInstruction] = {}
+    for instruction in computation.instructions:
+        copies[id(instruction)] = HloInstruction(
+            instruction.opcode, instruction.shape,
+            [copies[id(o)] for o in instruction.operands], dict(instruction.attrs),
+            name=names(instruction.name), literal=instruction.literal,
+            parameter_number=instruction.parameter_number)
+    return HloComputation(names(computation.name), [*copies.values(), *extra],
+                          root=copies[id(computation.root_instruction)],
+                          execution_thread=computation.execution_thread)

@@ -24,6 +24,7 @@ from xlapy.passes.constant_folding import HloConstantFolding
 from xlapy.passes.cse import HloCSE
 from xlapy.passes.dce import HloDCE
 from xlapy.passes.defuser import Defuser
+from xlapy.passes.flatten_call_graph import FlattenCallGraph
 from xlapy.passes.fusion import InstructionFusion
 from xlapy.passes.layout_agreement import LayoutAgreement
 from xlapy.passes.multi_output_fusion import MultiOutputFusion
@@ -54,6 +55,7 @@ def default_pipeline(extra_passes: Iterable[Pass] = ()) -> Pipeline:
         *extra_passes,
         LayoutAgreement(),          # one layout per buffer where buffers are passed on
         HloDCE(),
+        FlattenCallGraph(),         # one caller per loop body/branch, as buffers need
         HloMemoryScheduler(),       # the order buffer assignment will see
     ])
 
@@ -70,6 +72,8 @@ PASS_REGISTRY: dict[str, tuple[Callable[[], list[Pass]], str]] = {
                          "forward tuple elements to their readers"),
     "algsimp": (lambda: [AlgebraicSimplifier()], "algebraic simplification"),
     "fusion": (lambda: [InstructionFusion()], "producer-consumer fusion"),
+    "flatten-call-graph": (lambda: [FlattenCallGraph()],
+                           "a copy of each loop body/branch per call site"),
     "multi_output_fusion": (lambda: [MultiOutputFusion()],
                             "sibling and producer-consumer multi-output fusion"),
     "layout-agreement": (lambda: [LayoutAgreement()],

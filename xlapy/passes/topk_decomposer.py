@@ -16,7 +16,7 @@ from __future__ import annotations
 from xlapy.hlo.attributes import ComparisonDirection, ComparisonType, SliceRange
 from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
-from xlapy.hlo.mutation import NameUniquer, replace_uses
+from xlapy.hlo.mutation import NameUniquer, clone_computation, replace_uses
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
 from xlapy.passes.pass_interface import Pass
@@ -107,19 +107,10 @@ def _with_indices(module: HloModule, comparator: HloComputation,
     that takes the indices too and ignores them."""
     if comparator.num_parameters == 4:
         return comparator
-    copies: dict[int, HloInstruction] = {}
-    for instruction in comparator.instructions:
-        copies[id(instruction)] = HloInstruction(
-            instruction.opcode, instruction.shape,
-            [copies[id(o)] for o in instruction.operands], dict(instruction.attrs),
-            name=names(instruction.name), literal=instruction.literal,
-            parameter_number=instruction.parameter_number)
     index = Shape.scalar(PrimitiveType.S32)
     extra = [HloInstruction(Opcode.PARAMETER, index, name=names("topk_index"),
                             parameter_number=n) for n in (2, 3)]
-    computation = HloComputation(names(comparator.name),
-                                 [*copies.values(), *extra],
-                                 root=copies[id(comparator.root_instruction)])
+    computation = clone_computation(comparator, names, extra)
     module.computations.insert(0, computation)
     computation.parent = module
     return computation
