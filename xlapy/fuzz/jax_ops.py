@@ -376,7 +376,10 @@ def _iota_mix(key, values, params):
 # -- indexing: dynamic slices, gathers, scatters ------------------------------------------
 def _start_from(x, bias: int):
     """A data-dependent s32 start (often out of range: XLA clamps it)."""
-    total = jnp.sum(jnp.abs(x.astype(jnp.float32)) if x.dtype != jnp.bool_ else x)
+    if kind(x) in ("float", "complex"):
+        total = jnp.sum(x.real > 0)   # a count: exact, where a float sum is not
+    else:
+        total = jnp.sum(x.astype(jnp.int32))   # wraps, the same in any order
     return (total.astype(jnp.int32) % 9) - 2 + bias
 
 
