@@ -22,18 +22,15 @@ generates; xlapy runs the texts in workers that never import JAX.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
-import jax  # noqa: I001 - x64 must be on before any array is made
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
-jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_platforms", "cpu")
-
-import jax.numpy as jnp  # noqa: E402
-from jax import lax  # noqa: E402
-
-from xlapy.fuzz.jax_ops import OPS, Op, kind, tame  # noqa: E402
+from xlapy.fuzz.jax_ops import OPS, Op, kind, tame
 
 DTYPES = ("float32", "float32", "float64", "float16", "bfloat16", "int32", "int32", "int64",
           "int8", "uint8", "uint32", "int16", "uint16", "uint64", "bool", "complex64")
@@ -183,13 +180,28 @@ class _Generator:
         return True
 
 
+def jax_context() -> contextlib.ExitStack:
+    """JAX with 64-bit types, on the CPU, for this module's work only: a global
+    switch would change every other JAX user in the process (tests included)."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(jax.enable_x64(True))
+    stack.enter_context(jax.default_device(jax.devices("cpu")[0]))
+    return stack
+
+
 def generate(seed: int) -> JaxProgram:
     """Program number `seed` (the same in every process)."""
-    return _Generator(seed).build()
+    with jax_context():
+        return _Generator(seed).build()
 
 
 def lower(program: JaxProgram) -> dict:
     """{'unoptimized', 'optimized'} HLO texts and the 'expected' results from JAX."""
+    with jax_context():
+        return _lower(program)
+
+
+def _lower(program: JaxProgram) -> dict:
     fn = jax.jit(program.function(), keep_unused=True)
     lowered = fn.lower(*program.arguments)
     expected = jax.tree_util.tree_leaves(fn(*program.arguments))
