@@ -146,6 +146,10 @@ class Program:
         return name
 
     def add(self, t: str, dims, text: str, pooled: bool = True, layout: str = "") -> Value:
+        """A new instruction of type t and `dims` (in `layout`, or now and then in a
+        random non-default one: results are logical, layouts only physical)."""
+        if not layout and len(dims) >= 2 and self.chance(0.04):
+            layout = self.layout(len(dims))
         value = Value(self.emit(_dims(dims, t) + layout, text), t, tuple(dims))
         if pooled:
             self.pool.append(value)
@@ -208,6 +212,13 @@ class Program:
         if not same:
             return self.fresh(t, dims)
         return same[-1] if self.chance(0.7) else self.choice(same)
+
+    def is_entry_parameter(self, v: Value) -> bool:
+        """Whether v is a parameter of the entry: its values are the same on every
+        backend, where a computed float may differ in its last bit."""
+        if not self.scope.entry:
+            return False
+        return "parameter(" in self.scope.lines[self.scope.line_of[v.name]]
 
     def mark_root(self, v: Value) -> None:
         """v's own line becomes the computation's root (wherever it is)."""

@@ -49,7 +49,8 @@ KINDS = ("unary", "unary", "binary", "binary", "binary", "compare", "select", "c
          "transpose", "reshape", "reverse", "dynamic_slice", "dynamic_update_slice", "tuple",
          "while", "while", "conditional", "conditional", "call", "sort", "gather", "scatter",
          "reduce_window", "select_and_scatter", "convolution", "map", "reduce_precision",
-         "bitcast_convert", "rng_bit_generator", "copy_layout", "barrier")
+         "bitcast_convert", "rng_bit_generator", "copy_layout", "barrier",
+         "stochastic_convert")
 """The steps a program draws from (a name twice: drawn twice as often)."""
 
 
@@ -68,16 +69,21 @@ def random_program(seed: int) -> str:
     return p.module_text()
 
 
+_BIG = ("f64", "c128", "s32", "s64", "u32", "u64", "s16", "u16")
+"""Types whose sums stay exact enough for the parallel path's big shapes."""
+
+
 def _base_dims(p: Program, primary: str) -> tuple:
     """The parameters' dimensions: mostly tiny; sometimes a minor dimension long
-    enough for vector loops and their remainders, or (f64 and s32 only, whose
-    sums stay exact enough) enough elements for the parallel path; rarely empty."""
+    enough for vector loops and their remainders, or (f64, c128 and integers
+    of 16 bits and more, whose sums stay exact enough) enough elements for the
+    parallel path; rarely empty."""
     rank = p.int(0, 3)
     base = tuple(p.int(1, 5) for _ in range(rank))
     wide = primary in ("f32", "f64", "s32")
     if rank and p.chance(0.03):
         return base[:-1] + (0,)
-    if wide and primary != "f32" and p.chance(0.04):
+    if primary in _BIG and p.chance(0.04):
         return p.choice(((64, 5000), (3, 100003), (600, 600)))
     if wide and rank and p.chance(0.15):
         return base[:-1] + (p.choice((17, 33, 100)),)
@@ -102,10 +108,10 @@ def _root(p: Program) -> None:
 
 
 def arguments(module, seed: int) -> list:
-    """Inputs for the module's parameters: normal floats, sometimes with infinities
-    and signed zeros among them; complex numbers with normal parts; integers small
-    (0..7, in-range indices) or, in a third of the programs, anywhere in the type's
-    range."""
+    """Inputs for the module's parameters: normal floats, sometimes with special
+    values among them (infinities, NaN, signed zeros, subnormals); complex numbers
+    with normal parts; integers small (0..7, in-range indices) or, in a third of
+    the programs, anywhere in the type's range."""
     rng = np.random.default_rng(seed)
     wide = rng.random() < 0.33
     special = rng.random() < 0.15
@@ -127,8 +133,20 @@ def _argument(shape, rng, wide: bool, special: bool) -> np.ndarray:
         return (rng.standard_normal(dims) + 1j * rng.standard_normal(dims)).astype(dtype)
     values = rng.standard_normal(dims)
     if special and values.size:
-        picks = rng.integers(values.size, size=2)
-        values.flat[picks] = rng.choice([np.inf, -np.inf, -0.0], size=2)
+        picks = rng.integers(values.size, size=3)
+        values.flat[picks] = rng.choice(_specials(dtype), size=3)
     return values.astype(dtype)
+
+
+def _specials(dtype) -> list[float]:
+    """Values where float semantics have edges: infinities, NaN, -0, a subnormal and
+    the smallest normal. Not the largest finite value: whether a sum of products
+    near it overflows depends on the precision and order of accumulation, which XLA
+    leaves to the backend (the interpreter sums f32 dots in f64)."""
+    import ml_dtypes
+
+    info = ml_dtypes.finfo(dtype)
+    return [np.inf, -np.inf, np.nan, -0.0, 3 * float(info.smallest_subnormal),
+            -float(info.tiny)]
 
 

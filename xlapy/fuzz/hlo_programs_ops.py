@@ -2,8 +2,9 @@
 or that reinterpret bits: sort (several operands, stable or not, total-order
 and lexicographic comparators), gather and scatter (indices of several
 types, out of range as often as not), reduce-window and select-and-scatter,
-small convolutions, map, reduce-precision, bitcast-convert, rng-bit-generator
-(every algorithm, u32/u64 states and outputs) and copies into another layout.
+small convolutions, map, reduce-precision, bitcast-convert, stochastic-convert,
+rng-bit-generator (every algorithm, u32/u64 states and outputs), copies into
+another layout, and opt-barrier and add-dependency.
 
 Discrete results must not depend on rounding: sort keys and bitcasts of
 floats come from the entry's parameters or from integers, and a comparator
@@ -37,12 +38,6 @@ INDEX_TYPES = ("s32", "s32", "s64", "u32", "s8", "u8", "s16", "u64")
 
 def _braces(values) -> str:
     return "{" + ",".join(map(str, values)) + "}"
-
-
-def _is_entry_parameter(p: Program, v: Value) -> bool:
-    if not p.scope.entry:
-        return False
-    return "parameter(" in p.scope.lines[p.scope.line_of[v.name]]
 
 
 # -- sort ----------------------------------------------------------------------------------
@@ -101,7 +96,7 @@ def sort(p: Program, v: Value) -> None:
 def _exact_key(p: Program, v: Value) -> bool:
     """Whether float v may order a sort: an entry parameter (its values are the same
     on every backend, where a computed one may differ in its last bit)."""
-    return _is_entry_parameter(p, v)
+    return p.is_entry_parameter(v)
 
 
 # -- gather and scatter ----------------------------------------------------------------------
@@ -325,6 +320,18 @@ def bitcast_convert(p: Program, v: Value) -> None:
     p.add(target, dims, f"bitcast-convert({v.name})")
 
 
+def stochastic_convert(p: Program, v: Value) -> None:
+    """A float parameter to a signed integer, rounded up or down by random bits of its
+    width (from the pool, a generator or a parameter)."""
+    if not is_float(v.type) or not _exact_key(p, v):
+        return
+    bits = f"u{WIDTH[v.type]}"
+    same = [q for q in p.pool if q.type == bits and q.dims == v.dims]
+    random = p.choice(same) if same and p.chance(0.5) else p.parameter(bits, v.dims)
+    target = p.choice(("s8", "s16", "s32", "s64"))
+    p.add(target, v.dims, f"stochastic-convert({v.name}, {random.name})")
+
+
 # -- random bits, layouts -------------------------------------------------------------------
 _ALGORITHMS = {"rng_default": (2, 3), "rng_three_fry": (2,), "rng_philox": (2, 3)}
 _RANDOM_TYPES = ("u32", "u32", "u64", "u64", "s32", "s64", "u8", "u16", "f32")
@@ -372,4 +379,5 @@ STEPS = {
     "select_and_scatter": select_and_scatter, "convolution": convolution, "map": map_,
     "reduce_precision": reduce_precision, "bitcast_convert": bitcast_convert,
     "rng_bit_generator": rng_bit_generator, "copy_layout": copy_layout, "barrier": barrier,
+    "stochastic_convert": stochastic_convert,
 }

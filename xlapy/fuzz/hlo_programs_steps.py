@@ -32,12 +32,14 @@ CONVERTS = ("f32", "f64", "bf16", "f16", "pred", "s8", "s16", "s32", "s64", "u8"
 # -- elementwise ---------------------------------------------------------------------------
 _FLOAT_UNARY = ("negate", "abs", "exponential", "tanh", "sine", "cosine", "floor", "ceil",
                 "round-nearest-even", "round-nearest-afz", "sign", "logistic",
-                "exponential-minus-one", "cbrt", "atan")
+                "exponential-minus-one", "cbrt", "atan", "tan", "erf", "sinh", "cosh", "asinh")
 _POSITIVE_UNARY = ("sqrt", "rsqrt", "log", "log-plus-one")
+_UNIT_UNARY = ("asin", "acos", "atanh")
+"""Functions defined on (-1, 1): they take tanh(x)."""
 _INT_UNARY = ("negate", "not", "popcnt", "count-leading-zeros")
 _SIGNED_UNARY = ("abs", "sign")
 _COMPLEX_UNARY = ("negate", "exponential", "sqrt", "sign", "tanh", "sine", "cosine",
-                  "log-plus-one")
+                  "log-plus-one", "log", "rsqrt", "exponential-minus-one", "logistic", "atan")
 
 
 def unary(p: Program, v: Value) -> None:
@@ -51,6 +53,9 @@ def unary(p: Program, v: Value) -> None:
     elif p.chance(0.25):
         magnitude = p.add(v.type, v.dims, f"abs({v.name})", pooled=False)
         p.add(v.type, v.dims, f"{p.choice(_POSITIVE_UNARY)}({magnitude.name})")
+    elif p.chance(0.1):
+        unit = p.add(v.type, v.dims, f"tanh({v.name})", pooled=False)
+        p.add(v.type, v.dims, f"{p.choice(_UNIT_UNARY)}({unit.name})")
     elif p.chance(0.1):
         p.add("pred", v.dims, f"is-finite({v.name})")
     else:
@@ -74,7 +79,7 @@ def binary(p: Program, v: Value) -> None:
     elif is_int(v.type):
         op = p.choice(("add", "subtract", "multiply", "maximum", "minimum", "and", "or",
                        "xor", "divide", "remainder", "shift-left", "shift-right-logical",
-                       "shift-right-arithmetic"))
+                       "shift-right-arithmetic", "mulhi"))
         p.add(v.type, v.dims, f"{op}({v.name}, {w.name})")
     elif is_complex(v.type):
         op = p.choice(("add", "subtract", "multiply", "divide"))
@@ -116,7 +121,10 @@ def compare(p: Program, v: Value) -> None:
 
 
 def select(p: Program, v: Value) -> None:
+    """select(pred, a, b) by a pooled pred of v's dims, or by a scalar one."""
     preds = [q for q in p.pool if q.type == "pred" and q.dims == v.dims]
+    if v.dims and p.chance(0.2):
+        preds = [q for q in p.pool if q.type == "pred" and not q.dims]
     if not preds or v.type == "pred":
         return compare(p, v)
     w = p.partner(v)
@@ -124,7 +132,13 @@ def select(p: Program, v: Value) -> None:
 
 
 def clamp(p: Program, v: Value) -> None:
+    """clamp(lo, v, hi) with constant bounds (lo < hi), or with two other values as
+    bounds (lo > hi and NaN bounds included: XLA's clamp is min(max(v, lo), hi))."""
     if v.type == "pred" or is_complex(v.type):
+        return
+    if p.chance(0.25):
+        lo, hi = p.partner(v), p.partner(v)
+        p.add(v.type, v.dims, f"clamp({lo.name}, {v.name}, {hi.name})")
         return
     low, high = ("-0.5", "1.25") if is_float(v.type) else (-2 if is_signed(v.type) else 1, 3)
     lo, hi = p.constant(v.type, low), p.constant(v.type, high)
@@ -133,16 +147,23 @@ def clamp(p: Program, v: Value) -> None:
     p.add(v.type, v.dims, f"clamp({lo.name}, {v.name}, {hi.name})")
 
 
+_MANTISSA = {"bf16": 8, "f16": 11, "f32": 24, "c64": 24, "f64": 53, "c128": 53}
+
+
 def convert(p: Program, v: Value) -> None:
     """To any type; a complex value to the other complex type or, through real or imag,
-    to its parts (XLA has no complex-to-real convert)."""
+    to its parts (XLA has no complex-to-real convert). A computed float widened to a
+    more precise type goes straight back: in the wider type, its last-bit differences
+    between backends would exceed that type's tolerance."""
     if is_complex(v.type) and p.chance(0.5):
         p.add(COMPLEX[v.type], v.dims, f"{p.choice(('real', 'imag'))}({v.name})")
         return
     targets = tuple(COMPLEX) if is_complex(v.type) else CONVERTS
     target = p.choice([t for t in targets if t != v.type])
-    there = p.add(target, v.dims, f"convert({v.name})")
-    if p.chance(0.6) and not (is_complex(target) and not is_complex(v.type)):
+    widening = _MANTISSA.get(target, 0) > _MANTISSA.get(v.type, 99) and \
+        not p.is_entry_parameter(v)
+    there = p.add(target, v.dims, f"convert({v.name})", pooled=not widening)
+    if (widening or p.chance(0.6)) and not (is_complex(target) and not is_complex(v.type)):
         p.add(v.type, v.dims, f"convert({there.name})")
 
 
@@ -289,28 +310,48 @@ def argmax(p: Program, v: Value) -> None:
     p.add("s32", out, f"get-tuple-element({both}), index=1")
 
 
+_WIDER = {"s8": ("s32", "s16"), "s16": ("s32", "s64"), "s32": ("s64",), "u8": ("u32", "s32"),
+          "u16": ("u32", "u64"), "u32": ("u64",), "f16": ("f32",), "bf16": ("f32",),
+          "f32": ("f64",)}
+"""Wider result types a dot may declare (JAX's preferred_element_type)."""
+
+
+def _wider(p: Program, v: Value) -> str:
+    """v's type, or now and then a wider one for a dot's result: for floats only when v
+    is a parameter (a computed operand's last-bit differences would show in the wider
+    type's tolerance)."""
+    if v.type not in _WIDER or not p.chance(0.25):
+        return v.type
+    if is_float(v.type) and not p.is_entry_parameter(v):
+        return v.type
+    return p.choice(_WIDER[v.type])
+
+
 def dot(p: Program, v: Value) -> None:
+    """v times a new operand (batched for rank 3; with a bias now and then), the result
+    sometimes declared in a wider type."""
     if v.type == "pred" or len(v.dims) not in (2, 3):
         return
     n = p.int(1, 4)
+    out = _wider(p, v)
     if len(v.dims) == 3:
         batch, m, k = v.dims
         w = p.parameter(v.type, (batch, k, n))
-        p.add(v.type, (batch, m, n), f"dot({v.name}, {w.name}), lhs_batch_dims={{0}}, "
-                                     "lhs_contracting_dims={2}, rhs_batch_dims={0}, "
-                                     "rhs_contracting_dims={1}")
+        p.add(out, (batch, m, n), f"dot({v.name}, {w.name}), lhs_batch_dims={{0}}, "
+                                  "lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+                                  "rhs_contracting_dims={1}")
         return
     contract = p.int(0, 1)
     m, k = v.dims[1 - contract], v.dims[contract]
     w = p.parameter(v.type, (k, n))
     with_bias = p.chance(0.7)
-    d = p.add(v.type, (m, n), f"dot({v.name}, {w.name}), lhs_contracting_dims={{{contract}}}, "
-                              "rhs_contracting_dims={0}", pooled=not with_bias)
+    d = p.add(out, (m, n), f"dot({v.name}, {w.name}), lhs_contracting_dims={{{contract}}}, "
+                           "rhs_contracting_dims={0}", pooled=not with_bias)
     if not with_bias:
         return
-    bias = p.parameter(v.type, (n,))
-    b = p.add(v.type, (m, n), f"broadcast({bias.name}), dimensions={{1}}", pooled=False)
-    p.add(v.type, (m, n), f"add({d.name}, {b.name})")
+    bias = p.parameter(out, (n,))
+    b = p.add(out, (m, n), f"broadcast({bias.name}), dimensions={{1}}", pooled=False)
+    p.add(out, (m, n), f"add({d.name}, {b.name})")
 
 
 # -- data movement -------------------------------------------------------------------------
@@ -398,25 +439,29 @@ def reverse(p: Program, v: Value) -> None:
     p.add(v.type, v.dims, f"reverse({v.name}), dimensions={{{','.join(map(str, dims))}}}")
 
 
-def start(p: Program) -> Value:
-    """An s32 scalar start index: a parameter (0..7), a loop's counter (sometimes
-    offset) or a constant, in range or not."""
-    if p.scope.indices and p.chance(0.6):
+_START_TYPES = ("s32", "s32", "s32", "s64", "u32", "u8", "s16", "u64")
+
+
+def start(p: Program, t: str = "s32") -> Value:
+    """A scalar start index of integer type t: a parameter (0..7, or anywhere in the
+    type's range), a loop's counter (sometimes offset) or a constant, in range or not."""
+    if p.scope.indices and p.chance(0.6) and t == "s32":
         counter = p.choice(p.scope.indices)
         if p.chance(0.5):
             return counter
         offset = p.constant("s32", p.int(-2, 2))
         return p.add("s32", (), f"add({counter.name}, {offset.name})", pooled=False)
     if p.scope.entry and p.chance(0.5):
-        return p.parameter("s32", ())
-    return p.constant("s32", p.int(-3, 6))
+        return p.parameter(t, ())
+    return p.constant(t, p.small(t, -3, 6))
 
 
 def dynamic_slice(p: Program, v: Value) -> None:
     if not v.dims or min(v.dims) == 0:
         return
     sizes = [p.int(1, d) for d in v.dims]
-    starts = ", ".join(start(p).name for _ in v.dims)
+    t = p.choice(_START_TYPES)
+    starts = ", ".join(start(p, t).name for _ in v.dims)
     p.add(v.type, sizes, f"dynamic-slice({v.name}, {starts}), "
                          f"dynamic_slice_sizes={{{','.join(map(str, sizes))}}}")
 
@@ -427,7 +472,8 @@ def dynamic_update_slice(p: Program, v: Value) -> None:
     sizes = tuple(p.int(1, d) for d in v.dims)
     smaller = [q for q in p.pool if q.type == v.type and q.dims == sizes]
     update = p.choice(smaller) if smaller else p.parameter(v.type, sizes)
-    starts = ", ".join(start(p).name for _ in v.dims)
+    t = p.choice(_START_TYPES)
+    starts = ", ".join(start(p, t).name for _ in v.dims)
     p.add(v.type, v.dims, f"dynamic-update-slice({v.name}, {update.name}, {starts})")
 
 

@@ -129,6 +129,20 @@ ENTRY main {
 }
 """
 
+U64_START = """
+HloModule u64_start
+ENTRY main {
+  x = f32[5,4] parameter(0)
+  i = u64[] parameter(1)
+  j = u64[] parameter(2)
+  s = f32[3,2] dynamic-slice(x, i, j), dynamic_slice_sizes={3,2}
+  u = f32[5,4] dynamic-update-slice(x, s, j, i)
+  ROOT t = (f32[3,2], f32[5,4]) tuple(s, u)
+}
+"""
+U64_START_ARGUMENTS = [np.arange(20, dtype=np.float32).reshape(5, 4),
+                       np.uint64(14740134424647878673), np.uint64(1)]
+
 BUGS = {
     "variadic_reduce": "(fixed) a variadic reduce (argmax) as a loop kernel crashed in the "
                        "store: 'tuple' object has no attribute 'type' (VARIADIC_REDUCE)",
@@ -150,6 +164,9 @@ BUGS = {
                     "generator converted the index with the real-only convert (COMPLEX_IOTA)",
     "map": "(fixed) map had no CPU code and ran in the interpreter fallback; it is now an "
            "element generator applying its computation inline (MAP)",
+    "u64_start": "(fixed) a u64 dynamic-slice/dynamic-update-slice start past 2^63 was "
+                 "taken as negative and clamped to 0, not to the last position (U64_START, "
+                 "seed 81057)",
     "layout_in_tuple": "(fixed) a buffer passed on uncopied under another declared layout "
                        "(a tuple element, a loop state, a branch operand or result) was read "
                        "transposed; layout-agreement makes each buffer's readers agree with "
@@ -240,7 +257,8 @@ REPRODUCERS = {"variadic_reduce": (VARIADIC_REDUCE, None),
                "complex_column_sum": (COMPLEX_COLUMN_SUM, None),
                "complex_iota": (COMPLEX_IOTA, None),
                "map": (MAP, MAP_ARGUMENTS),
-               "layout_in_tuple": (LAYOUT_IN_TUPLE, None)}
+               "layout_in_tuple": (LAYOUT_IN_TUPLE, None),
+               "u64_start": (U64_START, U64_START_ARGUMENTS)}
 """bug -> (module text, arguments or None for `arguments(module, 0)`)."""
 OPEN: set[str] = set()
 """Bugs not fixed yet; the others' reproducers stay as regression tests."""

@@ -335,16 +335,16 @@ def _dynamic_slice(g: Generator, instruction, index):
 
 
 def dynamic_starts(g: Generator, start_operands, operand_dims, window_dims):
-    """Start indices clamped so the window lies inside the operand (XLA's rule)."""
-    from xlapy.backends.cpu.elemental import convert
-    from xlapy.hlo.dtypes import PrimitiveType as P
+    """Start indices clamped so the window lies inside the operand (XLA's rule); a u64
+    start past 2^63 is large, not negative."""
+    from xlapy.backends.cpu.kernels.in_place import as_index
 
     starts = []
     for operand, size, window in zip(start_operands, operand_dims, window_dims):
         value = g.value(operand, ())
         depth = g.depth(operand, ())
         with g.scope.at(depth):
-            wide = convert(g.b, value, operand.shape.element_type, P.S64)
+            wide = as_index(g.b, value, operand.shape.element_type)
             starts.append(Ix(_clamp_index(g.b, wide, 0, size - window), depth))
     return starts
 
