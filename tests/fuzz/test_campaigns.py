@@ -19,7 +19,7 @@ def test_a_slice_of_random_jax_programs_agrees_with_xla(tmp_path):
                                log=lines.append)
     assert summary.programs + summary.generation_skipped == 24
     assert summary.executions == 4 * summary.programs
-    assert summary.outcomes["ok"] == summary.executions, summary.table() + "\n" + "\n".join(
+    assert summary.failed == 0, summary.table() + "\n" + "\n".join(
         lines)
     assert (tmp_path / "jax-summary.json").exists()
 

@@ -210,6 +210,14 @@ def _lower(program: JaxProgram) -> dict:
             "expected": [np.asarray(e) for e in expected]}
 
 
+def eager_expected(program: JaxProgram) -> list:
+    """JAX's results op by op (`disable_jit`: every operation compiled alone, so no
+    optimisation across operations), a second opinion on what a program computes."""
+    with jax_context(), jax.disable_jit():
+        results = program.function()(*[jnp.asarray(a) for a in program.arguments])
+    return [np.asarray(r) for r in jax.tree_util.tree_leaves(results)]
+
+
 def optimized_text(compiled) -> str:
     """XLA's optimised module with every constant printed (`as_text()` elides big
     ones as `{...}`, which a parser can only fill with made-up values)."""

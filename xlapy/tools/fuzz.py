@@ -80,7 +80,7 @@ def _campaign(args: argparse.Namespace) -> int:
                            timeout=args.timeout, out_dir=args.out, log=log,
                            guard_pages=args.guard_pages)
     print(json.dumps(summary.to_json(), indent=1) if args.json else summary.table())
-    return 0 if summary.outcomes["ok"] == summary.executions else 1
+    return 0 if not summary.failed else 1
 
 
 def _parser(args: argparse.Namespace) -> int:

@@ -143,3 +143,33 @@ def _check_against_jax(name, jax, optimized_text):
         assert not executable.fallbacks, name
         problem = mismatch(expected, list(executable.execute(arg)))
         assert problem is None, f"{name}: {problem}"
+
+
+# A dynamic slice of a dynamic slice whose first start is clamped: XLA's optimiser
+# (jaxlib 0.10.2, CPU) folds the two into one slice at the sum of the unclamped starts
+# and returns x[3:5]; the HLO's semantics give x[2:4]. Found by the JAX campaign
+# (program 1106, an `xla_differs` outcome); xlapy must keep XLA's semantics here.
+NESTED_DYNAMIC_SLICE = """HloModule nested_dynamic_slice
+ENTRY main {
+  x = f32[5] parameter(0)
+  i = s32[] parameter(1)
+  j = s32[] parameter(2)
+  outer = f32[4] dynamic-slice(x, i), dynamic_slice_sizes={4}
+  ROOT inner = f32[2] dynamic-slice(outer, j), dynamic_slice_sizes={2}
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu"])
+def test_nested_dynamic_slices_clamp_each_start(backend):
+    x = np.arange(5, dtype=np.float32)
+    out = xlapy.execute(NESTED_DYNAMIC_SLICE, [x, np.int32(3), np.int32(1)], backend=backend)
+    np.testing.assert_array_equal(out[0], x[2:4])
+
+
+def test_jit_keeps_nested_dynamic_slices_apart():
+    from xlapy import lax
+
+    f = xlapy.jit(lambda x, i, j: lax.dynamic_slice(lax.dynamic_slice(x, [i], [4]), [j], [2]))
+    x = np.arange(5, dtype=np.float32)
+    np.testing.assert_array_equal(f(x, np.int32(3), np.int32(1)), x[2:4])
