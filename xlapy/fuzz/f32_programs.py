@@ -76,6 +76,12 @@ def _unary(rng, add, parameter, name, dims, other):
 
 def _binary(rng, add, parameter, name, dims, other):
     op = rng.choice(["add", "multiply", "subtract", "maximum", "divide", "minimum"])
+    if op == "divide":   # by 1 + |other|: a sum that cancels to ~0 (its size and sign
+        # rounding noise, which reassociation may change) must not become the divisor
+        one = add((), "constant(1)", pooled=False)
+        ones = add(dims, f"broadcast({one}), dimensions={{}}", pooled=False)
+        magnitude = add(dims, f"abs({other})", pooled=False)
+        other = add(dims, f"add({magnitude}, {ones})", pooled=False)
     add(dims, f"{op}({name}, {other})")
 
 

@@ -50,7 +50,7 @@ KINDS = ("unary", "unary", "binary", "binary", "binary", "compare", "select", "c
          "while", "while", "conditional", "conditional", "call", "sort", "gather", "scatter",
          "reduce_window", "select_and_scatter", "convolution", "map", "reduce_precision",
          "bitcast_convert", "rng_bit_generator", "copy_layout", "barrier",
-         "stochastic_convert")
+         "stochastic_convert", "reduce_pair")
 """The steps a program draws from (a name twice: drawn twice as often)."""
 
 
@@ -80,13 +80,13 @@ def _base_dims(p: Program, primary: str) -> tuple:
     parallel path; rarely empty."""
     rank = p.int(0, 3)
     base = tuple(p.int(1, 5) for _ in range(rank))
-    wide = primary in ("f32", "f64", "s32")
     if rank and p.chance(0.03):
         return base[:-1] + (0,)
     if primary in _BIG and p.chance(0.04):
         return p.choice(((64, 5000), (3, 100003), (600, 600)))
-    if wide and rank and p.chance(0.15):
-        return base[:-1] + (p.choice((17, 33, 100)),)
+    if rank and p.chance(0.2):   # one past a vector, the remainders of 8, 16 and 32 lanes
+        narrow = primary in ("f16", "bf16")   # their sums round too coarsely beyond that
+        return base[:-1] + (p.choice((9, 17) if narrow else (9, 17, 33, 100)),)
     return base
 
 

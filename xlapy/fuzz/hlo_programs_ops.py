@@ -113,64 +113,155 @@ def _indices(p: Program, batch: tuple, count: int) -> tuple[Value, int]:
     return p.parameter(t, dims), len(batch)
 
 
+def _batching(p: Program, v: Value) -> list[int]:
+    """An operand dimension paired with a dimension of the indices (a batching
+    dimension: each index vector reads its own slice of it), or none."""
+    return [p.int(0, len(v.dims) - 1)] if len(v.dims) >= 2 and p.chance(0.25) else []
+
+
+def _batch(p: Program, v: Value, batching: list[int]) -> tuple[tuple, list[int]]:
+    """The indices' batch dimensions (the paired one, of the operand's size, among
+    them) and where the paired one is."""
+    batch = [p.int(1, 3) for _ in range(p.int(0, 2))]
+    paired = []
+    if batching:
+        at = p.int(0, len(batch))
+        batch.insert(at, v.dims[batching[0]])
+        paired = [at]
+    return tuple(batch), paired
+
+
+def _batching_attrs(operand: str, indices: str, batching: list[int], paired: list[int]) -> str:
+    if not batching:
+        return ""
+    return f", {operand}={_braces(batching)}, {indices}={_braces(paired)}"
+
+
+def _interleave(batch: tuple, window: list, window_dims: list[int]) -> list[int]:
+    """Dimensions with the window's sizes at `window_dims` and the batch's elsewhere."""
+    rest, dims = iter(batch), []
+    for j in range(len(batch) + len(window)):
+        dims.append(window[window_dims.index(j)] if j in window_dims else next(rest))
+    return dims
+
+
 def gather(p: Program, v: Value) -> None:
     if not v.dims or min(v.dims) == 0 or p.scope.scalar:
         return
     rank = len(v.dims)
-    index_map = [int(d) for d in p.rng.permutation(rank)[:p.int(1, rank)]]
+    batching = _batching(p, v)
+    free = [d for d in range(rank) if d not in batching]
+    index_map = [free[int(i)] for i in p.rng.permutation(len(free))[:p.int(1, len(free))]]
     collapsed = sorted(d for d in index_map if p.chance(0.5))
-    sizes = [1 if d in collapsed else p.int(1, v.dims[d]) for d in range(rank)]
-    kept = [d for d in range(rank) if d not in collapsed]
-    batch = tuple(p.int(1, 3) for _ in range(p.int(0, 2)))
+    sizes = [1 if d in collapsed or d in batching else p.int(1, v.dims[d]) for d in range(rank)]
+    kept = [d for d in range(rank) if d not in collapsed and d not in batching]
+    batch, paired = _batch(p, v, batching)
     indices, vector_dim = _indices(p, batch, len(index_map))
-    out_rank = len(batch) + len(kept)
-    offset_dims = sorted(int(d) for d in p.rng.permutation(out_rank)[:len(kept)])
-    rest, out = iter(batch), []
-    for j in range(out_rank):
-        out.append(sizes[kept[offset_dims.index(j)]] if j in offset_dims else next(rest))
+    offset_dims = sorted(int(d) for d in p.rng.permutation(len(batch) + len(kept))[:len(kept)])
+    out = _interleave(batch, [sizes[d] for d in kept], offset_dims)
     p.add(v.type, out, f"gather({v.name}, {indices.name}), offset_dims={_braces(offset_dims)}, "
                        f"collapsed_slice_dims={_braces(collapsed)}, "
-                       f"start_index_map={_braces(index_map)}, index_vector_dim={vector_dim}, "
-                       f"slice_sizes={_braces(sizes)}")
+                       f"start_index_map={_braces(index_map)}"
+                       + _batching_attrs("operand_batching_dims",
+                                         "start_indices_batching_dims", batching, paired)
+                       + f", index_vector_dim={vector_dim}, slice_sizes={_braces(sizes)}")
 
 
-def _combiner(p: Program, t: str, kind: str) -> str:
-    if kind == "replace":
-        name, (a, b) = p.open("combine", [Value("", t, ()), Value("", t, ())])
-        p.close(name, b)
-        return name
-    return p.reducer(kind, t)
+_OPS = {"add": "add", "max": "maximum", "min": "minimum", "mul": "multiply", "and": "and",
+        "or": "or"}
+
+
+def _combining_kind(p: Program, t: str, replace: bool = False) -> str:
+    if t == "pred":
+        kinds = ["or", "and"]
+    elif is_complex(t):
+        kinds = ["add", "add"]
+    else:
+        kinds = ["add", "add", "max", "min"]
+    return p.choice(kinds + (["replace"] if replace else []))
+
+
+def _pair_computation(p: Program, kind: str, values: list[Value], kinds: list[str]) -> str:
+    """(a0..an, b0..bn) -> (op0(a0, b0), ..., opn(an, bn)): a variadic reducer or
+    combiner that works on each operand apart ('replace' takes b)."""
+    if len(values) == 1 and kinds[0] != "replace":
+        return p.reducer(kinds[0], values[0].type)
+    scalars = [Value("", v.type, ()) for v in values]
+    name, params = p.open(kind, scalars + scalars)
+    n = len(values)
+    results = []
+    for k, (a, b) in enumerate(zip(params[:n], params[n:])):
+        if kinds[k] == "replace":
+            results.append(b)
+        else:
+            results.append(p.add(a.type, (), f"{_OPS[kinds[k]]}({a.name}, {b.name})",
+                                 pooled=False))
+    p.close(name, results[0] if n == 1 else results)
+    return name
 
 
 def scatter(p: Program, v: Value) -> None:
+    """scatter into v (and, now and then, a second operand of v's dimensions, each
+    combined on its own), windows out of range skipped; overwriting only with a single
+    index (duplicates would make the order of writes matter)."""
     if not v.dims or min(v.dims) == 0 or p.scope.scalar:
         return
     rank = len(v.dims)
-    index_map = [int(d) for d in p.rng.permutation(rank)[:p.int(1, rank)]]
+    operands = [v] + ([p.choice([q for q in p.pool if q.dims == v.dims])]
+                      if p.chance(0.25) else [])
+    kinds = [_combining_kind(p, o.type, replace=True) for o in operands]
+    batching = _batching(p, v)
+    free = [d for d in range(rank) if d not in batching]
+    index_map = [free[int(i)] for i in p.rng.permutation(len(free))[:p.int(1, len(free))]]
     inserted = sorted(d for d in index_map if p.chance(0.5))
-    windowed = [d for d in range(rank) if d not in inserted]
+    windowed = [d for d in range(rank) if d not in inserted and d not in batching]
     window = [p.int(1, v.dims[d]) for d in windowed]
-    kinds = ["add", "add", "replace"]
-    if v.type == "pred":
-        kinds = ["or", "and", "replace"]
-    elif not is_complex(v.type):
-        kinds += ["max", "min"]
-    kind = p.choice(kinds)
-    batch = () if kind == "replace" else tuple(p.int(1, 3) for _ in range(p.int(0, 2)))
+    if "replace" in kinds:
+        batching, batch, paired = [], (), []
+        windowed = [d for d in range(rank) if d not in inserted]
+        window = [p.int(1, v.dims[d]) for d in windowed]
+    else:
+        batch, paired = _batch(p, v, batching)
     indices, vector_dim = _indices(p, batch, len(index_map))
-    update_rank = len(batch) + len(windowed)
-    window_dims = sorted(int(d) for d in p.rng.permutation(update_rank)[:len(windowed)])
-    rest, dims = iter(batch), []
-    for j in range(update_rank):
-        dims.append(window[window_dims.index(j)] if j in window_dims else next(rest))
-    same = [q for q in p.pool if q.type == v.type and q.dims == tuple(dims)]
-    updates = p.choice(same) if same and p.chance(0.5) else p.parameter(v.type, dims)
-    combiner = _combiner(p, v.type, kind)
-    p.add(v.type, v.dims, f"scatter({v.name}, {indices.name}, {updates.name}), "
-                          f"update_window_dims={_braces(window_dims)}, "
-                          f"inserted_window_dims={_braces(inserted)}, "
-                          f"scatter_dims_to_operand_dims={_braces(index_map)}, "
-                          f"index_vector_dim={vector_dim}, to_apply={combiner}")
+    window_dims = sorted(int(d) for d in
+                         p.rng.permutation(len(batch) + len(windowed))[:len(windowed)])
+    dims = tuple(_interleave(batch, window, window_dims))
+    updates = []
+    for o in operands:
+        same = [q for q in p.pool if q.type == o.type and q.dims == dims]
+        updates.append(p.choice(same) if same and p.chance(0.5) else p.parameter(o.type, dims))
+    combiner = _pair_computation(p, "combine", operands, kinds)
+    names = ", ".join([o.name for o in operands] + [indices.name] + [u.name for u in updates])
+    text = (f"scatter({names}), update_window_dims={_braces(window_dims)}, "
+            f"inserted_window_dims={_braces(inserted)}, "
+            f"scatter_dims_to_operand_dims={_braces(index_map)}"
+            + _batching_attrs("input_batching_dims", "scatter_indices_batching_dims",
+                              batching, paired)
+            + f", index_vector_dim={vector_dim}, to_apply={combiner}")
+    if len(operands) == 1:
+        p.add(v.type, v.dims, text)
+    else:
+        p.unpack_result(p.emit(shape_text(operands), text), operands)
+
+
+def reduce_pair(p: Program, v: Value) -> None:
+    """A variadic reduce of v and another value of its dimensions, each with its own
+    reducer, over some dimensions."""
+    others = [q for q in p.pool if q.dims == v.dims and q is not v]
+    if not v.dims or not others or p.scope.scalar:
+        return
+    operands = [v, p.choice(others)]
+    kinds = [_combining_kind(p, o.type) for o in operands]
+    rank = len(v.dims)
+    dims = sorted(set(int(d) for d in p.rng.integers(rank, size=p.int(1, 2))))
+    inits = [p.add(o.type, (), f"constant({identity(k, o.type)})", pooled=False)
+             for o, k in zip(operands, kinds)]
+    reducer = _pair_computation(p, "reducer", operands, kinds)
+    out = tuple(d for i, d in enumerate(v.dims) if i not in dims)
+    results = [Value("", o.type, out) for o in operands]
+    names = ", ".join(q.name for q in operands + inits)
+    p.unpack_result(p.emit(shape_text(results), f"reduce({names}), dimensions={_braces(dims)}, "
+                                                 f"to_apply={reducer}"), results)
 
 
 # -- windows --------------------------------------------------------------------------------
@@ -193,19 +284,27 @@ def _window(p: Program, dims, dilations: bool) -> Window:
 
 
 def reduce_window(p: Program, v: Value) -> None:
+    """reduce-window of v (and, now and then, a second value of its dimensions, each
+    with its own reducer), with strides, padding and dilations."""
     if not v.dims or p.scope.scalar:
         return
     window = _window(p, v.dims, dilations=True)
-    if v.type == "pred":
-        kind = p.choice(("and", "or"))
-    elif is_complex(v.type):
-        kind = p.choice(("add", "mul"))
-    else:
-        kind = p.choice(("add", "add", "max", "min"))
-    out = [_window_size(n, d) for n, d in zip(v.dims, window.dimensions)]
-    init = p.add(v.type, (), f"constant({identity(kind, v.type)})", pooled=False)
-    p.add(v.type, out, f"reduce-window({v.name}, {init.name}), window={window.to_text()}, "
-                       f"to_apply={p.reducer(kind, v.type)}")
+    operands = [v] + ([p.choice([q for q in p.pool if q.dims == v.dims])]
+                      if p.chance(0.2) else [])
+    kinds = [_combining_kind(p, o.type) for o in operands]
+    if len(operands) == 1 and is_complex(v.type) and p.chance(0.5):
+        kinds = ["mul"]
+    out = tuple(_window_size(n, d) for n, d in zip(v.dims, window.dimensions))
+    inits = [p.add(o.type, (), f"constant({identity(k, o.type)})", pooled=False)
+             for o, k in zip(operands, kinds)]
+    reducer = _pair_computation(p, "reducer", operands, kinds)
+    names = ", ".join(q.name for q in operands + inits)
+    text = f"reduce-window({names}), window={window.to_text()}, to_apply={reducer}"
+    if len(operands) == 1:
+        p.add(v.type, out, text)
+        return
+    results = [Value("", o.type, out) for o in operands]
+    p.unpack_result(p.emit(shape_text(results), text), results)
 
 
 def _select_computation(p: Program, t: str) -> str:
@@ -246,7 +345,10 @@ def convolution(p: Program, v: Value) -> None:
     out_labels = "".join(letters[int(i)] for i in p.rng.permutation(len(letters)))
     size = dict(zip(lhs, v.dims))
     groups = p.choice([g for g in (1, 2, 3) if size["f"] % g == 0])
-    outputs = groups * p.int(1, 3)
+    batch_groups = 1
+    if groups == 1 and p.chance(0.3):
+        batch_groups = p.choice([g for g in (1, 2, 3) if size["b"] % g == 0])
+    outputs = groups * batch_groups * p.int(1, 3)
     window = []
     for i in range(spatial):
         n = size[str(i)]
@@ -260,9 +362,10 @@ def convolution(p: Program, v: Value) -> None:
     kernel_size = {"i": size["f"] // groups, "o": outputs}
     kernel_size.update({str(i): d.size for i, d in enumerate(window)})
     kernel = p.parameter(v.type, [kernel_size[c] for c in rhs])
-    result = {"b": size["b"], "f": outputs}
+    result = {"b": size["b"] // batch_groups, "f": outputs}
     result.update({str(i): _window_size(size[str(i)], d) for i, d in enumerate(window)})
     extra = f", feature_group_count={groups}" if groups > 1 else ""
+    extra += f", batch_group_count={batch_groups}" if batch_groups > 1 else ""
     p.add(v.type, [result[c] for c in out_labels],
           f"convolution({v.name}, {kernel.name}), window={Window(tuple(window)).to_text()}, "
           f"dim_labels={lhs}_{rhs}->{out_labels}{extra}")
@@ -376,6 +479,7 @@ def barrier(p: Program, v: Value) -> None:
 
 STEPS = {
     "sort": sort, "gather": gather, "scatter": scatter, "reduce_window": reduce_window,
+    "reduce_pair": reduce_pair,
     "select_and_scatter": select_and_scatter, "convolution": convolution, "map": map_,
     "reduce_precision": reduce_precision, "bitcast_convert": bitcast_convert,
     "rng_bit_generator": rng_bit_generator, "copy_layout": copy_layout, "barrier": barrier,

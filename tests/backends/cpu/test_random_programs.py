@@ -143,6 +143,14 @@ ENTRY main {
 U64_START_ARGUMENTS = [np.arange(20, dtype=np.float32).reshape(5, 4),
                        np.uint64(14740134424647878673), np.uint64(1)]
 
+TRUNCATED_REMAINDER = """
+HloModule truncated_remainder
+ENTRY main {
+  p = u64[20,9] parameter(0)
+  ROOT c = u32[20,9] convert(p)
+}
+"""
+
 BUGS = {
     "variadic_reduce": "(fixed) a variadic reduce (argmax) as a loop kernel crashed in the "
                        "store: 'tuple' object has no attribute 'type' (VARIADIC_REDUCE)",
@@ -167,6 +175,11 @@ BUGS = {
     "u64_start": "(fixed) a u64 dynamic-slice/dynamic-update-slice start past 2^63 was "
                  "taken as negative and clamped to 0, not to the last position (U64_START, "
                  "seed 81057)",
+    "truncated_remainder": "(fixed) LLVM 22 stored a one-lane masked remainder of an i64 -> "
+                           "i32 truncation as a whole i64, 4 bytes past a [n, 9] result: heap "
+                           "corruption, a fault under guard pages; tail folding is off "
+                           "(llvm_workarounds) (TRUNCATED_REMAINDER, seed 100637 with wide "
+                           "shapes)",
     "layout_in_tuple": "(fixed) a buffer passed on uncopied under another declared layout "
                        "(a tuple element, a loop state, a branch operand or result) was read "
                        "transposed; layout-agreement makes each buffer's readers agree with "
@@ -277,6 +290,39 @@ def test_bug_reproducer(text, args):
     executable = xlapy.compile(module, backend="cpu")
     assert not executable.fallbacks, [i.opcode.value for i in executable.fallbacks]
     assert_matches(expected, executable.execute(*args))
+
+
+GUARDED = {"truncated_remainder": TRUNCATED_REMAINDER}
+"""Reproducers of out-of-bounds accesses: run under --xlapy_cpu_guard_pages, where
+one faults, in a sandbox."""
+
+
+def guarded_run(text: str) -> str | None:
+    """In a sandbox under guard pages: `text` compiled and run; why it differs from the
+    interpreter, or None."""
+    from xlapy.fuzz.compare import mismatch
+
+    module = parse(text)
+    args = arguments(module, 0)
+    expected = xlapy.execute(module, args, backend="interpreter")
+    executable = xlapy.compile(module, backend="cpu")
+    assert executable.guard_pages and not executable.fallbacks
+    return mismatch(expected, executable.execute(*args))
+
+
+@pytest.mark.parametrize("name", list(GUARDED))
+def test_bug_reproducer_stays_in_bounds(name):
+    from pathlib import Path
+
+    from xlapy.fuzz.sandbox import Sandbox
+
+    root = Path(__file__).resolve().parents[3]
+    environment = {"XLAPY_FLAGS": "--xlapy_cpu_guard_pages --xlapy_cpu_cache_dir=off",
+                   "PYTHONPATH": str(root)}
+    with Sandbox(environment) as sandbox:
+        outcome = sandbox.run(guarded_run, GUARDED[name], timeout=120)
+    assert outcome.ok, f"{BUGS[name]}: {outcome.status} {outcome.error}"
+    assert outcome.value is None, outcome.value
 
 
 def test_assert_matches_is_strict_where_it_should_be():

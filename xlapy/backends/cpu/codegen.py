@@ -94,7 +94,9 @@ class Codegen:
     # -- public -------------------------------------------------------------------------
     def emit(self) -> ir.Module:
         from xlapy.backends.cpu.elemental import FAST_MATH
+        from xlapy.backends.cpu.llvm_workarounds import apply as steer_llvm
 
+        steer_llvm()   # before anything is optimised: LLVM options it miscompiles without
         token = FAST_MATH.set(("fast",) if self.options.fast_math else ())
         try:
             for alloc in self.assignment.allocations:
