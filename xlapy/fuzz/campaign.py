@@ -25,6 +25,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -140,47 +141,26 @@ def _environment(guard_pages: bool) -> dict[str, str]:
     return {"XLAPY_FLAGS": flags}
 
 
-def run_jax_campaign(count: int, seed: int = 0, workers: int = 2, timeout: float = 120.0,
-                     out_dir: str | Path | None = None, log=print,
-                     guard_pages: bool = False) -> Summary:
-    """`count` random JAX programs from `seed` on; see the module docstring."""
-    from xlapy.fuzz.jax_programs import generate, lower
-
+def _run(name: str, numbers: range, jobs_for, workers: int, guard_pages: bool,
+         out_dir, log, every: int) -> Summary:
+    """The loop both campaigns share: `jobs_for(number, pool, out)` gives the jobs of
+    program `number` (callables returning an Execution; None: no program), which
+    run on the worker threads while the next program is drawn."""
     out = Path(out_dir) if out_dir else None
-    summary = Summary("jax")
+    summary = Summary(name)
     start = time.perf_counter()
     pool = _Workers(workers, _environment(guard_pages))
     pending = []
-
-    def run(number, form, text, args, expected, backend, note, program):
-        job = (jobs.against_expected, text, args, backend, expected)
-        outcome = pool.sandbox().run(*job, timeout=timeout)
-        execution = _verdict(outcome, (number, form, backend), timeout)
-        if execution.outcome == "mismatch" and form == "unoptimized":
-            execution = _second_opinion(execution, pool, program, job, expected, timeout)
-        if execution.outcome != "ok":
-            _save(out, f"jax-{number}-{form}-{backend}", text, args,
-                  f"{execution.outcome}: {execution.detail}\n\n{note}")
-        return execution
-
     try:
-        for number in range(seed, seed + count):
-            try:
-                program = generate(number)
-                lowered = lower(program)
-            except Exception as e:  # noqa: BLE001 - JAX's own limits are not ours to count
+        for number in numbers:
+            program_jobs = jobs_for(number, pool, out)
+            if program_jobs is None:
                 summary.generation_skipped += 1
-                log(f"  program {number}: JAX could not make it: {type(e).__name__}: {e}")
                 continue
             summary.programs += 1
-            note = program.describe()
-            for form in ("unoptimized", "optimized"):
-                for backend in ("interpreter", "cpu"):
-                    pending.append(pool.pool.submit(
-                        run, number, form, lowered[form], program.arguments,
-                        lowered["expected"], backend, note, program))
+            pending += [pool.pool.submit(job) for job in program_jobs]
             pending = _drain(pending, summary, log, limit=4 * workers)
-            if summary.programs % 100 == 0:
+            if summary.programs % every == 0:
                 _progress(summary, start, log)
         _drain(pending, summary, log, limit=0)
     finally:
@@ -188,6 +168,38 @@ def run_jax_campaign(count: int, seed: int = 0, workers: int = 2, timeout: float
     summary.seconds = time.perf_counter() - start
     _write_summary(out, summary)
     return summary
+
+
+def run_jax_campaign(count: int, seed: int = 0, workers: int = 2, timeout: float = 120.0,
+                     out_dir: str | Path | None = None, log=print,
+                     guard_pages: bool = False) -> Summary:
+    """`count` random JAX programs from `seed` on; see the module docstring."""
+    from xlapy.fuzz.jax_programs import generate, lower
+
+    def run(pool, out, number, form, backend, lowered, program):
+        text, expected = lowered[form], lowered["expected"]
+        job = (jobs.against_expected, text, program.arguments, backend, expected)
+        outcome = pool.sandbox().run(*job, timeout=timeout)
+        execution = _verdict(outcome, (number, form, backend), timeout)
+        if execution.outcome == "mismatch" and form == "unoptimized":
+            execution = _second_opinion(execution, pool, program, job, expected, timeout)
+        if execution.outcome != "ok":
+            _save(out, f"jax-{number}-{form}-{backend}", text, program.arguments,
+                  f"{execution.outcome}: {execution.detail}\n\n{program.describe()}")
+        return execution
+
+    def jobs_for(number, pool, out):
+        try:
+            program = generate(number)
+            lowered = lower(program)
+        except Exception as e:  # noqa: BLE001 - JAX's own limits are not ours to count
+            log(f"  program {number}: JAX could not make it: {type(e).__name__}: {e}")
+            return None
+        return [partial(run, pool, out, number, form, backend, lowered, program)
+                for form in ("unoptimized", "optimized") for backend in ("interpreter", "cpu")]
+
+    return _run("jax", range(seed, seed + count), jobs_for, workers, guard_pages, out_dir,
+                log, every=100)
 
 
 def _second_opinion(execution: Execution, pool: _Workers, program, job, expected,
@@ -220,13 +232,7 @@ def run_hlo_campaign(count: int, seed: int = 0, workers: int = 2, timeout: float
     from xlapy.fuzz.hlo_programs import arguments, random_program
     from xlapy.hlo import parse
 
-    out = Path(out_dir) if out_dir else None
-    summary = Summary("hlo")
-    start = time.perf_counter()
-    pool = _Workers(workers, _environment(guard_pages))
-    pending = []
-
-    def run(number, text, args):
+    def run(pool, out, number, text, args):
         outcome = pool.sandbox().run(jobs.against_interpreter, text, args, "cpu",
                                      timeout=timeout)
         execution = _verdict(outcome, (number, "hlo", "cpu"), timeout)
@@ -234,21 +240,12 @@ def run_hlo_campaign(count: int, seed: int = 0, workers: int = 2, timeout: float
             _save(out, f"hlo-{number}", text, args, f"{execution.outcome}: {execution.detail}")
         return execution
 
-    try:
-        for number in range(seed, seed + count):
-            text = random_program(number)
-            args = arguments(parse(text), number)
-            summary.programs += 1
-            pending.append(pool.pool.submit(run, number, text, args))
-            pending = _drain(pending, summary, log, limit=4 * workers)
-            if summary.programs % 500 == 0:
-                _progress(summary, start, log)
-        _drain(pending, summary, log, limit=0)
-    finally:
-        pool.close()
-    summary.seconds = time.perf_counter() - start
-    _write_summary(out, summary)
-    return summary
+    def jobs_for(number, pool, out):
+        text = random_program(number)
+        return [partial(run, pool, out, number, text, arguments(parse(text), number))]
+
+    return _run("hlo", range(seed, seed + count), jobs_for, workers, guard_pages, out_dir,
+                log, every=500)
 
 
 def _drain(pending: list, summary: Summary, log, limit: int) -> list:

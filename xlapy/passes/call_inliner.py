@@ -50,27 +50,39 @@ class CallInliner(Pass):
 
     def _inline_calls(self, computation: HloComputation, names: NameUniquer,
                       call_sites: dict[int, int]) -> bool:
-        """One walk: each inlinable call is replaced in place by its callee's body,
-        and later instructions read the copied root instead of the call."""
-        replacements: dict[int, HloInstruction] = {}
-        order: list[HloInstruction] = []
-        for instruction in computation.instructions:
-            forward_operands(instruction, replacements)
-            callee = instruction.attr("to_apply") if instruction.opcode is Opcode.CALL else None
+        def callee_of(instruction):
+            callee = instruction.attr("to_apply") if instruction.opcode is Opcode.CALL \
+                else None
             single = call_sites.get(id(callee), 0) == 1
             if not _inlinable(instruction, callee) or (self.single_call_site and not single):
-                order.append(instruction)
-                continue
-            replacements[id(instruction)] = copy_body(callee, instruction.operands, order,
-                                                      names, keep_names=single)
-        if not replacements:
-            return False
-        for instruction in order:
-            instruction.parent = computation
-        computation.instructions = order
-        root = computation.root_instruction
-        computation.root_instruction = replacements.get(id(root), root)
-        return True
+                return None
+            return callee, single
+        return inline_bodies(computation, callee_of, names)
+
+
+def inline_bodies(computation: HloComputation, body_of, names: NameUniquer) -> bool:
+    """One walk: each instruction for which `body_of(instruction)` gives (computation,
+    keep_names) is replaced in place by a copy of that computation's body, and later
+    instructions read the copied root instead. True when anything was replaced."""
+    replacements: dict[int, HloInstruction] = {}
+    order: list[HloInstruction] = []
+    for instruction in computation.instructions:
+        forward_operands(instruction, replacements)
+        body = body_of(instruction)
+        if body is None:
+            order.append(instruction)
+            continue
+        callee, keep_names = body
+        replacements[id(instruction)] = copy_body(callee, instruction.operands, order, names,
+                                                  keep_names=keep_names)
+    if not replacements:
+        return False
+    for instruction in order:
+        instruction.parent = computation
+    computation.instructions = order
+    root = computation.root_instruction
+    computation.root_instruction = replacements.get(id(root), root)
+    return True
 
 
 def _inlinable(call: HloInstruction, callee: HloComputation | None) -> bool:

@@ -11,9 +11,9 @@ unchanged: a fusion computes what its computation computes.
 from __future__ import annotations
 
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
-from xlapy.hlo.mutation import NameUniquer, forward_operands
+from xlapy.hlo.mutation import NameUniquer
 from xlapy.hlo.opcode import Opcode
-from xlapy.passes.call_inliner import copy_body
+from xlapy.passes.call_inliner import inline_bodies
 from xlapy.passes.dce import HloDCE
 from xlapy.passes.pass_interface import Pass
 
@@ -37,21 +37,10 @@ class Defuser(Pass):
 
 
 def _defuse(computation: HloComputation, names: NameUniquer) -> bool:
-    replacements: dict[int, HloInstruction] = {}
-    order: list[HloInstruction] = []
-    for instruction in computation.instructions:
-        forward_operands(instruction, replacements)
+    def body_of(instruction: HloInstruction):
         if instruction.opcode is not Opcode.FUSION:
-            order.append(instruction)
-            continue
-        body = instruction.attr("calls")
-        _defuse(body, names)   # nested fusions first
-        replacements[id(instruction)] = copy_body(body, instruction.operands, order, names)
-    if not replacements:
-        return False
-    for instruction in order:
-        instruction.parent = computation
-    computation.instructions = order
-    root = computation.root_instruction
-    computation.root_instruction = replacements.get(id(root), root)
-    return True
+            return None
+        fused = instruction.attr("calls")
+        _defuse(fused, names)   # nested fusions first
+        return fused, False
+    return inline_bodies(computation, body_of, names)
