@@ -35,7 +35,7 @@ from xlapy.fuzz.sandbox import Sandbox
 
 OUTCOMES = ("ok", "mismatch", "error", "hang", "crash", "xla_differs")
 FAILURES = ("mismatch", "error", "hang", "crash")
-"""xla_differs is not one: XLA's optimised program disagreed with XLA's own op-by-op
+"""xla_differs is not one: XLA's compiled program disagreed with XLA's own op-by-op
 result, and xlapy agreed with the op-by-op one (an XLA bug, kept for the record)."""
 
 
@@ -181,7 +181,7 @@ def run_jax_campaign(count: int, seed: int = 0, workers: int = 2, timeout: float
         job = (jobs.against_expected, text, program.arguments, backend, expected)
         outcome = pool.sandbox().run(*job, timeout=timeout)
         execution = _verdict(outcome, (number, form, backend), timeout)
-        if execution.outcome == "mismatch" and form == "unoptimized":
+        if execution.outcome == "mismatch":
             execution = _second_opinion(execution, pool, program, job, expected, timeout)
         if execution.outcome != "ok":
             _save(out, f"jax-{number}-{form}-{backend}", text, program.arguments,
@@ -204,10 +204,13 @@ def run_jax_campaign(count: int, seed: int = 0, workers: int = 2, timeout: float
 
 def _second_opinion(execution: Execution, pool: _Workers, program, job, expected,
                     timeout: float) -> Execution:
-    """An unoptimised module that misses XLA's result may be right: XLA's optimiser
-    can change what a program computes. When JAX op by op (each operation compiled
-    alone) disagrees with JAX's whole-program result and xlapy agrees with it, the
-    execution is `xla_differs`, not a failure."""
+    """A module whose results miss XLA's may be right: XLA's optimiser can change what
+    a program computes (the unoptimised text then differs), and XLA's code for its
+    own optimised module can be wrong (an in-place dynamic-update-slice reading
+    what it already overwrote: the optimised text, run faithfully, differs too).
+    When JAX op by op (each operation compiled alone) disagrees with JAX's
+    whole-program result and xlapy agrees with op by op, the execution is
+    `xla_differs`, not a failure."""
     from xlapy.fuzz.compare import mismatch
     from xlapy.fuzz.jax_programs import eager_expected
 
@@ -220,7 +223,7 @@ def _second_opinion(execution: Execution, pool: _Workers, program, job, expected
     outcome = pool.sandbox().run(job[0], *job[1:4], eager, timeout=timeout)
     if outcome.ok and outcome.value is None:
         return Execution(execution.program, execution.form, execution.backend,
-                         "xla_differs", "XLA's optimised program differs from XLA op by op; "
+                         "xla_differs", "XLA's compiled program differs from XLA op by op; "
                          "xlapy agrees with op by op. " + execution.detail, execution.seconds)
     return execution
 
