@@ -109,17 +109,20 @@ def _root(p: Program) -> None:
 
 def arguments(module, seed: int) -> list:
     """Inputs for the module's parameters: normal floats, sometimes with special
-    values among them (infinities, NaN, signed zeros, subnormals); complex numbers
-    with normal parts; integers small (0..7, in-range indices) or, in a third of
-    the programs, anywhere in the type's range."""
+    values among them (infinities, NaN and -0; or, in other programs, subnormals,
+    the smallest normal and -0); complex numbers with normal parts; integers small
+    (0..7, in-range indices) or, in a third of the programs, anywhere in the type's
+    range."""
     rng = np.random.default_rng(seed)
     wide = rng.random() < 0.33
     special = rng.random() < 0.15
-    return [_argument(p.shape, rng, wide, special)
+    tiny = rng.random() < 0.4
+    return [_argument(p.shape, rng, wide, special and (1 + tiny))
             for p in module.entry_computation.parameters]
 
 
-def _argument(shape, rng, wide: bool, special: bool) -> np.ndarray:
+def _argument(shape, rng, wide: bool, special: int) -> np.ndarray:
+    """special: 0 none, 1 infinities and NaN, 2 subnormals."""
     dims, dtype = shape.dimensions, shape.dtype
     if dtype == np.bool_:
         return rng.random(dims) < 0.5
@@ -134,19 +137,20 @@ def _argument(shape, rng, wide: bool, special: bool) -> np.ndarray:
     values = rng.standard_normal(dims)
     if special and values.size:
         picks = rng.integers(values.size, size=3)
-        values.flat[picks] = rng.choice(_specials(dtype), size=3)
+        values.flat[picks] = rng.choice(_specials(dtype)[special - 1], size=3)
     return values.astype(dtype)
 
 
-def _specials(dtype) -> list[float]:
-    """Values where float semantics have edges: infinities, NaN, -0, a subnormal and
-    the smallest normal. Not the largest finite value: whether a sum of products
-    near it overflows depends on the precision and order of accumulation, which XLA
-    leaves to the backend (the interpreter sums f32 dots in f64)."""
+def _specials(dtype) -> tuple[list[float], list[float]]:
+    """Values where float semantics have edges, in two sets no program mixes:
+    infinities, NaN and -0; subnormals, the smallest normal and -0. Mixed, an
+    infinity times a product that underflowed in one order but not another is NaN
+    or infinite by the order of a reduction, which XLA leaves to the backend. Not
+    the largest finite value: whether a sum of products near it overflows depends
+    on the precision and order of accumulation (the interpreter sums f32 dots in
+    f64)."""
     import ml_dtypes
 
     info = ml_dtypes.finfo(dtype)
-    return [np.inf, -np.inf, np.nan, -0.0, 3 * float(info.smallest_subnormal),
-            -float(info.tiny)]
-
-
+    return ([np.inf, -np.inf, np.nan, -0.0],
+            [3 * float(info.smallest_subnormal), -float(info.tiny), -0.0])

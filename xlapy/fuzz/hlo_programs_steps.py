@@ -87,12 +87,23 @@ def binary(p: Program, v: Value) -> None:
     elif p.chance(0.15):
         whole = {"f32": "c64", "f64": "c128"}.get(v.type)
         if whole:
-            p.add(whole, v.dims, f"complex({v.name}, {w.name})")
+            p.add(whole, v.dims, f"complex({finite(p, v).name}, {finite(p, w).name})")
     elif p.chance(0.3):
         _tame_binary(p, v, w)
     else:
         op = p.choice(("add", "subtract", "multiply", "maximum", "minimum", "atan2"))
         p.add(v.type, v.dims, f"{op}({v.name}, {w.name})")
+
+
+def finite(p: Program, v: Value) -> Value:
+    """v with its infinities and NaNs made 0: what a complex number is made of. With an
+    infinite part, complex products and sums are NaN or infinite by the formula
+    (C99's Annex G, the textbook one, BLAS's), which XLA does not fix."""
+    if not is_float(v.type):
+        return v
+    ok = p.add("pred", v.dims, f"is-finite({v.name})", pooled=False)
+    zero = p.splat(v.type, v.dims, 0)
+    return p.add(v.type, v.dims, f"select({ok.name}, {v.name}, {zero.name})", pooled=False)
 
 
 def _tame_binary(p: Program, v: Value, w: Value) -> None:
@@ -162,7 +173,8 @@ def convert(p: Program, v: Value) -> None:
     target = p.choice([t for t in targets if t != v.type])
     widening = _MANTISSA.get(target, 0) > _MANTISSA.get(v.type, 99) and \
         not p.is_entry_parameter(v)
-    there = p.add(target, v.dims, f"convert({v.name})", pooled=not widening)
+    source = finite(p, v) if is_complex(target) else v
+    there = p.add(target, v.dims, f"convert({source.name})", pooled=not widening)
     if (widening or p.chance(0.6)) and not (is_complex(target) and not is_complex(v.type)):
         p.add(v.type, v.dims, f"convert({there.name})")
 
