@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from xlapy.fuzz.compare import TOLERANCE
 from xlapy.fuzz.jax_ops import OPS, Op, kind, tame
 
 DTYPES = ("float32", "float32", "float64", "float16", "bfloat16", "int32", "int32", "int64",
@@ -174,10 +175,20 @@ class _Generator:
             return False
         if not all(tame(r) for r in results) or any(r.size > 1 << 21 for r in results):
             return False
+        if not exact and _widens([self.pool[i] for i in inputs], results):
+            return False
         self.pool.extend(results)
         self.exact.extend([exact and op.is_exact(params)] * len(results))
         self.steps.append(Step(op.name, tuple(inputs), params))
         return True
+
+
+def _widens(operands: list, results: list) -> bool:
+    """Whether a result of a tighter float tolerance is made from a rounded
+    operand of a looser one (f32 -> f64, bf16 -> f16): it would carry the
+    narrow type's rounding under the wide type's tolerance (program 5056)."""
+    loosest = max((TOLERANCE.get(o.dtype.name, 0.0) for o in operands), default=0.0)
+    return any(TOLERANCE.get(r.dtype.name, loosest) < loosest for r in results)
 
 
 def jax_context() -> contextlib.ExitStack:

@@ -83,6 +83,13 @@ def _plan(order: list[HloInstruction], plans: dict[int, list[_Step]],
             if callee is None:
                 callee = plans[id(body)] = _plan(operand_post_order(body.root_instruction),
                                                   plans)
+        elif op is Opcode.BITCAST and _changes_type(node):
+            # XLA's sort comparators bitcast f16 keys to s16: an elementwise bitcast-convert
+            if not (node.shape.is_scalar and node.operands[0].shape.is_scalar):
+                raise _NotVectorisable(op.value)
+            steps.append(_Step(node, _ELEMENTWISE, slots))
+            steps[-1].rule = RULES[Opcode.BITCAST_CONVERT]
+            continue
         elif op in _SCALAR_IDENTITIES:
             if not (node.shape.is_scalar and node.operands[0].shape.is_scalar):
                 raise _NotVectorisable(op.value)
@@ -102,6 +109,10 @@ def _plan(order: list[HloInstruction], plans: dict[int, list[_Step]],
             raise _NotVectorisable(op.value)
         steps.append(_Step(node, kind, slots, callee))
     return steps
+
+
+def _changes_type(node: HloInstruction) -> bool:
+    return node.shape.is_array and node.shape.element_type != node.operands[0].shape.element_type
 
 
 class ScalarFunction:
