@@ -1,9 +1,9 @@
 """Accuracy and speed of the CPU backend's vectorised math functions.
 
 For each function and f32/f64 it JIT-compiles the loop the backend's fusions
-run (`xlapy.backends.cpu.math.jit.MathLoop`), measures the max and mean ULP
+run (`xlapy.backends.cpu.math_jit.MathLoop`), measures the max and mean ULP
 error against a long double reference (the C library's expl, erfl, ... on
-x86-64; see `math.reference`) over --samples inputs per case (half
+x86-64; see `backends/cpu/math_reference.py`) over --samples inputs per case (half
 log-uniform over the whole float range, subnormals included, half in each
 function's working ranges and overflow/underflow edges), checks the special
 values against NumPy's (the interpreter's) results, and times ns/element
@@ -23,10 +23,10 @@ import argparse
 import time
 
 import numpy as np
+from xlapy.backends.cpu.math_jit import MathLoop
 
-from xlapy.backends.cpu.math import BINARY, UNARY
-from xlapy.backends.cpu.math.jit import MathLoop
-from xlapy.backends.cpu.math.reference import reference, samples, specials, ulp_error
+from xlapy.backends.cpu.math_reference import reference, samples, specials, ulp_error
+from xlapy.codegen.math import BINARY, UNARY
 
 CHUNK = 1_000_000
 

@@ -44,7 +44,7 @@ def compile_gemm(dtype, threads: int):
     way a compiled dot calls it: one ctypes call costs more than a small product."""
     from xlapy.backends.cpu import llvm_target
     from xlapy.backends.cpu.kernels.gemm import gemm_function
-    from xlapy.backends.cpu.loops import for_range
+    from xlapy.codegen.loops import for_range
 
     module = llvm_target.new_module(f"bench_gemm_{np.dtype(dtype).name}_{threads}")
     fn = gemm_function(module, np.dtype(dtype), threads)

@@ -4,10 +4,10 @@ written reason why the interpreter does not evaluate it)."""
 import numpy as np
 import pytest
 
-from xlapy.backends.interpreter.evaluator import Evaluator
-from xlapy.backends.interpreter.rules import NOT_INTERPRETED, RULES
 from xlapy.errors import ExecutionError
 from xlapy.hlo import shape_inference
+from xlapy.hlo.evaluator.evaluator import Evaluator
+from xlapy.hlo.evaluator.rules import NOT_INTERPRETED, RULES
 from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape

@@ -17,10 +17,10 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from xlapy.aot.signature import ALIGN, result_shapes
-from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.codegen import FALLBACK_TYPE, Codegen
 from xlapy.backends.cpu.control_flow import memcpy
 from xlapy.backends.cpu.kernels.heap import aligned_malloc, free
+from xlapy.codegen import ir_types as T
 from xlapy.errors import CompileError
 
 OK, NO_TEMP_MEMORY, NO_SCRATCH_MEMORY = 0, 1, 2

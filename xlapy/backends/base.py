@@ -95,7 +95,7 @@ def optimized_copy(module: HloModule, extra_passes=(), dump_prefix: str = "") ->
     from xlapy.analysis import assign_buffers
     from xlapy.flags import debug_options
     from xlapy.passes.default_pipeline import optimize
-    from xlapy.tools.dump import dumper_for
+    from xlapy.passes.dump import dumper_for
 
     module = copy.deepcopy(module)
     flags = debug_options()

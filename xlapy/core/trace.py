@@ -337,7 +337,7 @@ def _eager(opcode, operands, attrs, shape, weak_type):
 def _evaluator():
     global _EVALUATOR
     if _EVALUATOR is None:
-        from xlapy.backends.interpreter.evaluator import Evaluator
+        from xlapy.hlo.evaluator.evaluator import Evaluator
 
         _EVALUATOR = Evaluator()
     return _EVALUATOR

@@ -257,7 +257,7 @@ def _keep_root_elements(module: HloModule, kept: list[int]) -> HloModule:
 
 def _entry_values(module: HloModule, args: list) -> dict[str, object] | None:
     """Every entry instruction's value under the interpreter (None if it fails)."""
-    from xlapy.backends.interpreter.evaluator import Evaluator
+    from xlapy.hlo.evaluator.evaluator import Evaluator
 
     evaluator = Evaluator()
     values: dict[str, object] = {}

@@ -112,7 +112,7 @@ class _Folder:
         """The instruction's value if it may and can be folded, else None."""
         if not self.may_fold(instruction):
             return None
-        from xlapy.backends.interpreter.evaluator import Evaluator
+        from xlapy.hlo.evaluator.evaluator import Evaluator
 
         try:
             with np.errstate(all="ignore"):
@@ -166,7 +166,7 @@ def _is_constant_like(instruction: HloInstruction) -> bool:
 
 
 def _constant_value(instruction: HloInstruction):
-    from xlapy.backends.interpreter.evaluator import Evaluator
+    from xlapy.hlo.evaluator.evaluator import Evaluator
 
     if instruction.opcode is Opcode.TUPLE:
         return tuple(_constant_value(o) for o in instruction.operands)

@@ -111,11 +111,11 @@ def optimize(module: HloModule, pipeline: Pipeline | None = None, *,
     `before_optimizations`, the per-pass files and `{dump_prefix}after_optimizations`
     (a backend passes e.g. "cpu_", as XLA:CPU names its dump). A backend that dumps
     more afterwards (buffer assignment) passes its own `dumper`
-    (`xlapy.tools.dump.dumper_for`) so its files share the module's number.
+    (`xlapy.passes.dump.dumper_for`) so its files share the module's number.
     Returns whether anything changed.
     """
     from xlapy.flags import debug_options
-    from xlapy.tools.dump import dumper_for
+    from xlapy.passes.dump import dumper_for
 
     flags = flags if flags is not None else debug_options()
     pipeline = pipeline if pipeline is not None else default_pipeline(extra_passes)

@@ -12,7 +12,7 @@ default it comes from `XLAPY_FLAGS`. With `verify` on, the HLO verifier runs
 before the first pass and after every pass that reported a change, and its
 error names the pass to blame. Hooks see each step as a `PassEvent` (the
 pipeline, the pass just run, the next one, whether it changed the module);
-the dumper (`xlapy.tools.dump`) is one.
+the dumper (`xlapy.passes.dump`) is one.
 """
 
 from __future__ import annotations

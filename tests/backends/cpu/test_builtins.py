@@ -12,9 +12,9 @@ import pytest
 
 import xlapy
 from xlapy.backends.cpu import builtins
-from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, new_module
 from xlapy.backends.cpu.object_file import undefined_symbols
+from xlapy.codegen import ir_types as T
 from xlapy.errors import CompileError
 
 

@@ -27,17 +27,17 @@ import numpy as np
 import pytest
 
 import xlapy
-from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.compiler import compile_module
-from xlapy.backends.cpu.elemental_extra import f64_to_narrow, int_to_narrow
 from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, new_module
-from xlapy.backends.cpu.loops import for_range
 from xlapy.backends.cpu.options import CpuOptions
-from xlapy.backends.interpreter.convert import convert_array
-from xlapy.backends.interpreter.evaluator import Evaluator
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.elemental_extra import f64_to_narrow, int_to_narrow
+from xlapy.codegen.loops import for_range
 from xlapy.errors import ExecutionError, ShapeError
 from xlapy.hlo import parse
 from xlapy.hlo.dtypes import PrimitiveType as P
+from xlapy.hlo.evaluator.convert import convert_array
+from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.opcode import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, TRANSCENDENTAL
 from xlapy.hlo.opcode import Opcode as Op
 from xlapy.hlo.shape import Shape

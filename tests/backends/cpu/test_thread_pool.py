@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from xlapy.backends.cpu import llvm_target
-from xlapy.backends.cpu.loops import for_range
 from xlapy.backends.cpu.parallel import TASK_TYPE, parallel_for
+from xlapy.codegen.loops import for_range
 
 I8P = ir.IntType(8).as_pointer()
 I64 = ir.IntType(64)

@@ -104,7 +104,7 @@ def _increments(body: HloComputation, index: int) -> bool:
 
 
 def _count_iterations(node, values) -> int:
-    from xlapy.backends.interpreter.evaluator import Evaluator
+    from xlapy.hlo.evaluator.evaluator import Evaluator
 
     evaluator = Evaluator()
     condition, body = node.attr("condition"), node.attr("body")

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
-from xlapy.backends.cpu.elemental_extra import f64_to_f32_odd
 from xlapy.backends.cpu.fork_safe import ForkSafeLock
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.elemental_extra import f64_to_f32_odd
 
 _LOCK = ForkSafeLock()
 _LOADED: list = []   # the LoadedObject holding the JIT's copies, kept alive

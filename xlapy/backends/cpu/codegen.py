@@ -25,10 +25,7 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from xlapy.analysis.buffer_assignment import BufferAssignment, Slice
-from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu import parallel
-from xlapy.backends.cpu.generator import Generator
-from xlapy.backends.cpu.ir_array import IrArray
 from xlapy.backends.cpu.llvm_target import aot_target_machine, new_module
 from xlapy.backends.cpu.loop_kernel import (
     emit_nest,
@@ -37,7 +34,10 @@ from xlapy.backends.cpu.loop_kernel import (
     task_wrapper,
 )
 from xlapy.backends.cpu.options import CpuOptions
-from xlapy.backends.cpu.scope import Scope
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.generator import Generator
+from xlapy.codegen.ir_array import IrArray
+from xlapy.codegen.scope import Scope
 from xlapy.errors import CompileError
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
 from xlapy.hlo.opcode import ELEMENTWISE
@@ -65,9 +65,9 @@ _INTERNAL_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError,
 class Codegen:
     def __init__(self, module: HloModule, assignment: BufferAssignment, options: CpuOptions,
                  name: str = "xlapy_module"):
-        import xlapy.backends.cpu.dot_generator  # noqa: F401  (registers generators)
-        import xlapy.backends.cpu.elemental_extra  # noqa: F401
-        import xlapy.backends.cpu.reduce_generator  # noqa: F401
+        import xlapy.codegen.dot_generator  # noqa: F401  (registers generators)
+        import xlapy.codegen.elemental_extra  # noqa: F401
+        import xlapy.codegen.reduce_generator  # noqa: F401
 
         self.hlo = module
         self.assignment = assignment
@@ -93,8 +93,8 @@ class Codegen:
 
     # -- public -------------------------------------------------------------------------
     def emit(self) -> ir.Module:
-        from xlapy.backends.cpu.elemental import FAST_MATH
         from xlapy.backends.cpu.llvm_workarounds import apply as steer_llvm
+        from xlapy.codegen.elemental import FAST_MATH
 
         steer_llvm()   # before anything is optimised: LLVM options it miscompiles without
         token = FAST_MATH.set(("fast",) if self.options.fast_math else ())
@@ -121,7 +121,7 @@ class Codegen:
         parallel loops inherit it); returns the function that restores it."""
         if not self.llmod.triple.startswith(("x86_64", "i686")):
             return None
-        from xlapy.backends.cpu.intrinsics import intrinsic
+        from xlapy.codegen.intrinsics import intrinsic
 
         b = self.b
         saved = b.alloca(T.I32)
@@ -144,7 +144,7 @@ class Codegen:
                            name=f"alloc{alloc.index}")
 
     def _constant_global(self, key, instruction: HloInstruction, size: int):
-        from xlapy.backends.cpu.constants import literal_bytes
+        from xlapy.codegen.constants import literal_bytes
 
         data = literal_bytes(instruction.literal, instruction.shape)
         data = data + bytes(max(0, size - len(data)))

@@ -31,12 +31,12 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
-from xlapy.backends.cpu.generator import Generator
-from xlapy.backends.cpu.ir_array import IrArray, minor_to_major
-from xlapy.backends.cpu.reduce_generator import combine
-from xlapy.backends.cpu.scalar_computation import simple_reducer
-from xlapy.backends.cpu.scope import Ix, Scope
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.generator import Generator
+from xlapy.codegen.ir_array import IrArray, minor_to_major
+from xlapy.codegen.reduce_generator import combine
+from xlapy.codegen.scalar_computation import simple_reducer
+from xlapy.codegen.scope import Ix, Scope
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import Opcode as Op

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
-from xlapy.backends.cpu.intrinsics import intrinsic
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.intrinsics import intrinsic
 from xlapy.errors import CompileError
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op

@@ -28,9 +28,9 @@ from xlapy.backends.base import Executable
 from xlapy.backends.cpu import host_memory
 from xlapy.backends.cpu import options as _options  # noqa: F401  (declares the guard flag)
 from xlapy.backends.cpu.guarded_memory import POISON, GuardedBlock, alignment_of
-from xlapy.backends.cpu.ir_array import minor_to_major
 from xlapy.backends.cpu.output_recycler import MIN_BYTES, OutputRecycler
 from xlapy.backends.cpu.profiling import SYMBOL, ProfileEvent, read_events
+from xlapy.codegen.ir_array import minor_to_major
 from xlapy.errors import ExecutionError
 from xlapy.flags import debug_options
 from xlapy.hlo.ir import HloModule

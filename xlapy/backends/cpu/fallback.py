@@ -9,7 +9,7 @@ import ctypes
 
 import numpy as np
 
-from xlapy.backends.cpu.ir_array import minor_to_major
+from xlapy.codegen.ir_array import minor_to_major
 from xlapy.hlo.opcode import Opcode as Op
 
 
@@ -60,7 +60,7 @@ def _write(executable, table_address, instruction, value, index=()):
 
 
 def run_fallback(executable, instruction, table_address: int) -> None:
-    from xlapy.backends.interpreter.evaluator import Evaluator
+    from xlapy.hlo.evaluator.evaluator import Evaluator
 
     evaluator = getattr(executable, "_evaluator", None)
     if evaluator is None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
-from xlapy.backends.cpu.generator import Generator
-from xlapy.backends.cpu.ir_array import minor_to_major
-from xlapy.backends.cpu.scope import Ix, Scope
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.generator import Generator
+from xlapy.codegen.ir_array import minor_to_major
+from xlapy.codegen.scope import Ix, Scope
 from xlapy.hlo.ir import HloInstruction
 
 TILE = 32

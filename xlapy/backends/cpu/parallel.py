@@ -92,7 +92,7 @@ def spawning_parallel_for(module: ir.Module) -> ir.Function:
     def bound(t):
         return b.sdiv(b.mul(t, n), k)
 
-    from xlapy.backends.cpu.loops import for_range
+    from xlapy.codegen.loops import for_range
 
     with for_range(b, ir.Constant(I64, 1), k) as t:
         slot = b.gep(closures, [t])

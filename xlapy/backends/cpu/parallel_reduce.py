@@ -14,15 +14,15 @@ from __future__ import annotations
 import llvmlite.ir as ir
 import numpy as np
 
-from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu import parallel
-from xlapy.backends.cpu.generator import Generator
-from xlapy.backends.cpu.ir_array import IrArray, minor_to_major
 from xlapy.backends.cpu.loop_kernel import emit_nest, kernel_function, outer_extent
-from xlapy.backends.cpu.loops import for_range
-from xlapy.backends.cpu.reduce_generator import combine
-from xlapy.backends.cpu.scalar_computation import simple_reducer
-from xlapy.backends.cpu.scope import Scope
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.generator import Generator
+from xlapy.codegen.ir_array import IrArray, minor_to_major
+from xlapy.codegen.loops import for_range
+from xlapy.codegen.reduce_generator import combine
+from xlapy.codegen.scalar_computation import simple_reducer
+from xlapy.codegen.scope import Scope
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op
 from xlapy.hlo.shape import Shape

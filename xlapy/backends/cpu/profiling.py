@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.kernels.heap import libc
+from xlapy.codegen import ir_types as T
 
 SYMBOL = "xlapy_profile"
 _CLOCK_MONOTONIC = 1   # Linux's and glibc's value

@@ -14,8 +14,8 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.fork_safe import ForkSafeLock
+from xlapy.codegen import ir_types as T
 
 _LOCK = ForkSafeLock(reentrant=True)   # building the GEMM builds the pool
 _LOADED: dict[str, object] = {}   # symbol -> LoadedObject keeping its code alive
@@ -32,7 +32,7 @@ def gemm_symbol(dtype, threads: int) -> str:
 
 def gemm_declaration(module: ir.Module, dtype, threads: int) -> ir.Function:
     """The runtime GEMM for `dtype`, declared in `module` (resolved at load time)."""
-    from xlapy.backends.cpu.ir_types import storage_type
+    from xlapy.codegen.ir_types import storage_type
     from xlapy.hlo.dtypes import PrimitiveType
 
     name = gemm_symbol(dtype, threads)

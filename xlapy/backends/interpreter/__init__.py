@@ -1,16 +1,16 @@
-"""The interpreter backend: evaluates any module with NumPy, XLA's semantics
-to the letter. It is the oracle for every compiled backend."""
+"""The interpreter backend: the HLO evaluator (`xlapy.hlo.evaluator`) behind
+the backend interface. It is the oracle for every compiled backend."""
 
 from __future__ import annotations
 
 from xlapy.backends.base import Backend, Executable, optimized_copy
+from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.ir import HloModule
+from xlapy.hlo.verifier import verify
 
 
 class InterpreterExecutable(Executable):
     def __init__(self, module: HloModule, backend: str):
-        from xlapy.backends.interpreter.evaluator import Evaluator
-
         super().__init__(module, backend)
         self._evaluator = Evaluator()
 
@@ -26,8 +26,6 @@ class InterpreterBackend(Backend):
     def compile(self, module: HloModule, optimize: bool = False) -> InterpreterExecutable:
         """Unoptimised by default: as the oracle it runs exactly the HLO it is given.
         `jit` asks for the optimised module, so fused kernels run here too."""
-        from xlapy.hlo.verifier import verify
-
         verify(module)
         if optimize:
             module = optimized_copy(module)

@@ -34,10 +34,7 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.codegen import _disjoint, _KernelContext, _symbol
-from xlapy.backends.cpu.generator import Generator, generates, select_value
-from xlapy.backends.cpu.ir_array import IrArray, minor_to_major
 from xlapy.backends.cpu.kernels.windows import (
     COMPLEX,
     Geometry,
@@ -55,9 +52,12 @@ from xlapy.backends.cpu.kernels.windows import (
     to_type,
     window_position,
 )
-from xlapy.backends.cpu.loops import for_range
-from xlapy.backends.cpu.scope import OUTSIDE, Ix, Scope, depth_of
 from xlapy.backends.cpu.special_kernels import special
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.generator import Generator, generates, select_value
+from xlapy.codegen.ir_array import IrArray, minor_to_major
+from xlapy.codegen.loops import for_range
+from xlapy.codegen.scope import OUTSIDE, Ix, Scope, depth_of
 from xlapy.hlo.attributes import WindowDimension
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import ELEMENTWISE

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
-from xlapy.backends.cpu.dot_generator import dot_dims
-from xlapy.backends.cpu.generator import Generator
-from xlapy.backends.cpu.ir_array import IrArray, minor_to_major, strides
 from xlapy.backends.cpu.loop_kernel import emit_nest, kernel_function, outer_extent
-from xlapy.backends.cpu.loops import for_range
-from xlapy.backends.cpu.scope import Scope
 from xlapy.backends.cpu.special_kernels import special
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.dot_generator import dot_dims
+from xlapy.codegen.generator import Generator
+from xlapy.codegen.ir_array import IrArray, minor_to_major, strides
+from xlapy.codegen.loops import for_range
+from xlapy.codegen.scope import Scope
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import ELEMENTWISE
 from xlapy.hlo.opcode import Opcode as Op

@@ -1,7 +1,7 @@
 """gather (an element generator, so it fuses) and scatter (a sequential kernel).
 
 Both use XLA's full dimension numbers, batching dims included, with the
-interpreter's bounds rules (`backends/interpreter/indexing.py`): gather
+interpreter's bounds rules (`hlo/evaluator/indexing.py`): gather
 clamps each start so the whole slice is in bounds; scatter skips a window
 any part of which would fall outside. Scatter applies its updates one by one
 in the interpreter's order (scatter index major, window index minor), so
@@ -12,24 +12,23 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.control_flow import memcpy
-from xlapy.backends.cpu.generator import Generator, generates
-from xlapy.backends.cpu.ir_array import IrArray, minor_to_major
 from xlapy.backends.cpu.kernels.in_place import (
-    as_index,
     check_scalar_computation,
-    clamp,
     loop_nest,
     major_to_minor,
     new_kernel,
     overlapping,
     raw_copy,
 )
-from xlapy.backends.cpu.loops import for_range
-from xlapy.backends.cpu.scalar_computation import emit_scalar_computation
-from xlapy.backends.cpu.scope import Ix
 from xlapy.backends.cpu.special_kernels import special
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.generator import Generator, generates
+from xlapy.codegen.indices import as_index, clamp
+from xlapy.codegen.ir_array import IrArray, minor_to_major
+from xlapy.codegen.loops import for_range
+from xlapy.codegen.scalar_computation import emit_scalar_computation
+from xlapy.codegen.scope import Ix
 from xlapy.errors import CompileError
 from xlapy.hlo.opcode import Opcode as Op
 

@@ -28,12 +28,12 @@ from __future__ import annotations
 import llvmlite.ir as ir
 import numpy as np
 
-from xlapy.backends.cpu import ir_types
 from xlapy.backends.cpu.kernels.gemm_blocked import blocked_gemm, gemm_type, imin
 from xlapy.backends.cpu.kernels.gemm_microkernel import blocking, vector_bits
 from xlapy.backends.cpu.kernels.gemm_simple import simple_gemm
-from xlapy.backends.cpu.loops import const
 from xlapy.backends.cpu.parallel import TASK_TYPE, parallel_for
+from xlapy.codegen import ir_types
+from xlapy.codegen.loops import const
 from xlapy.hlo.dtypes import PrimitiveType as P
 
 I32 = ir.IntType(32)

@@ -37,7 +37,7 @@ from xlapy.backends.cpu.kernels.gemm_microkernel import (
 )
 from xlapy.backends.cpu.kernels.gemm_thin import thin
 from xlapy.backends.cpu.kernels.heap import aligned_malloc, free
-from xlapy.backends.cpu.loops import const, for_range
+from xlapy.codegen.loops import const, for_range
 
 I8P = ir.IntType(8).as_pointer()
 I64 = ir.IntType(64)

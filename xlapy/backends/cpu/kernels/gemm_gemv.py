@@ -27,7 +27,7 @@ from xlapy.backends.cpu.kernels.gemm_microkernel import (
     masked_store,
     splat,
 )
-from xlapy.backends.cpu.loops import Accumulator, const, for_range
+from xlapy.codegen.loops import Accumulator, const, for_range
 
 I1 = ir.IntType(1)
 I32 = ir.IntType(32)

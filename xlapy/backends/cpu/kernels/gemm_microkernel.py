@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from xlapy.backends.cpu.llvm_target import host_target
-from xlapy.backends.cpu.loops import Accumulator, const, for_range
+from xlapy.codegen.loops import Accumulator, const, for_range
 
 I1 = ir.IntType(1)
 I32 = ir.IntType(32)

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types
 from xlapy.backends.cpu.kernels.gemm_blocked import gemm_type
-from xlapy.backends.cpu.loops import Accumulator, const, for_range
+from xlapy.codegen import ir_types
+from xlapy.codegen.loops import Accumulator, const, for_range
 from xlapy.hlo.dtypes import PrimitiveType as P
 
 _STRIP = 4

@@ -37,7 +37,7 @@ from xlapy.backends.cpu.kernels.gemm_microkernel import (
     splat,
 )
 from xlapy.backends.cpu.kernels.heap import aligned_malloc, free
-from xlapy.backends.cpu.loops import Accumulator, const, for_range
+from xlapy.codegen.loops import Accumulator, const, for_range
 
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu.loops import const
+from xlapy.codegen.loops import const
 
 I8P = ir.IntType(8).as_pointer()
 I64 = ir.IntType(64)

@@ -14,37 +14,17 @@ import contextlib
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
-from xlapy.backends.cpu.elemental import convert
-from xlapy.backends.cpu.ir_array import IrArray, minor_to_major
 from xlapy.backends.cpu.loop_kernel import kernel_function
-from xlapy.backends.cpu.loops import for_range
 from xlapy.backends.cpu.special_kernels import special
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.indices import as_index, clamp
+from xlapy.codegen.ir_array import IrArray, minor_to_major
+from xlapy.codegen.loops import for_range
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op
 
-LARGE_INDEX = 1 << 62
-"""A u64 index at or above 2**63 becomes this (still out of bounds) rather than wrapping
-negative, as the interpreter does."""
-
 
 # -- shared helpers -------------------------------------------------------------------------
-def as_index(b: ir.IRBuilder, value, ptype: P) -> ir.Value:
-    """An index element (compute form of any integer type or pred) as a signed i64."""
-    wide = convert(b, value, ptype, P.S64)
-    if ptype is P.U64:
-        negative = b.icmp_signed("<", wide, ir.Constant(T.I64, 0))
-        wide = b.select(negative, ir.Constant(T.I64, LARGE_INDEX), wide)
-    return wide
-
-
-def clamp(b: ir.IRBuilder, value: ir.Value, low: int, high: int) -> ir.Value:
-    """min(max(value, low), high) on i64 (high wins if high < low)."""
-    lo, hi = ir.Constant(T.I64, low), ir.Constant(T.I64, high)
-    value = b.select(b.icmp_signed("<", value, lo), lo, value)
-    return b.select(b.icmp_signed(">", value, hi), hi, value)
-
-
 def raw_copy(b: ir.IRBuilder, source: IrArray, target: IrArray, source_index, target_index):
     """Copy one element's bytes (no widening: NaN payloads and -0 survive)."""
     b.store(b.load(source.address(b, source_index)), target.address(b, target_index))
@@ -118,7 +98,7 @@ def _empty(fn: ir.Function) -> None:
 def check_scalar_computation(computation) -> None:
     """Raise CompileError now, before any kernel code exists, when `computation` (a
     comparator, a combiner) cannot be emitted inline."""
-    from xlapy.backends.cpu.scalar_computation import emit_scalar_computation
+    from xlapy.codegen.scalar_computation import emit_scalar_computation
 
     module = ir.Module("probe")
     b = ir.IRBuilder(ir.Function(module, ir.FunctionType(ir.VoidType(), []), "probe")

@@ -1,6 +1,6 @@
 """`cholesky` and `triangular-solve` as plain loop nests, one matrix at a time.
 
-Both follow the interpreter (`backends/interpreter/linalg.py`): they compute
+Both follow the interpreter (`hlo/evaluator/linalg.py`): they compute
 in double (complex: pairs of doubles) whatever the element type and round
 once when storing, with the interpreter's operation order per element
 (sums may associate differently from NumPy's, so results agree to a few
@@ -25,15 +25,15 @@ import math
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
-from xlapy.backends.cpu.elemental_complex import divide, multiply
-from xlapy.backends.cpu.elemental_extra import f64_to_narrow
-from xlapy.backends.cpu.intrinsics import intrinsic
-from xlapy.backends.cpu.ir_array import IrArray
 from xlapy.backends.cpu.kernels.heap import libc
 from xlapy.backends.cpu.kernels.in_place import discarded_on_error, new_kernel
-from xlapy.backends.cpu.loops import for_range
 from xlapy.backends.cpu.special_kernels import special
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.elemental_complex import divide, multiply
+from xlapy.codegen.elemental_extra import f64_to_narrow
+from xlapy.codegen.intrinsics import intrinsic
+from xlapy.codegen.ir_array import IrArray
+from xlapy.codegen.loops import for_range
 from xlapy.hlo.attributes import TriangularSolveTranspose
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op

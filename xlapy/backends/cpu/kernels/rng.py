@@ -1,5 +1,5 @@
 """`rng-bit-generator` natively: ThreeFry-2x32 and Philox-4x32, bit for bit the
-interpreter's (`backends/interpreter/rng.py`, which matches XLA's expansion).
+interpreter's (`hlo/evaluator/rng.py`, which matches XLA's expansion).
 
 One encryption of one counter is a *block*; the data kernel runs over blocks
 [begin, end), so large outputs are generated on threads, and writes each
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
-from xlapy.backends.cpu.ir_array import minor_to_major, strides
 from xlapy.backends.cpu.kernels.in_place import discarded_on_error, new_kernel
-from xlapy.backends.cpu.loops import for_range
 from xlapy.backends.cpu.special_kernels import special
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.ir_array import minor_to_major, strides
+from xlapy.codegen.loops import for_range
 from xlapy.hlo.attributes import RngAlgorithm
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op

@@ -23,17 +23,17 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 import numpy as np
 
-from xlapy.backends.cpu import ir_types as T
-from xlapy.backends.cpu.ir_array import IrArray, minor_to_major, strides
 from xlapy.backends.cpu.kernels.heap import libc
 from xlapy.backends.cpu.kernels.in_place import (
     check_scalar_computation,
     new_kernel,
     undefined,
 )
-from xlapy.backends.cpu.loops import Accumulator, for_range
-from xlapy.backends.cpu.scalar_computation import emit_scalar_computation
 from xlapy.backends.cpu.special_kernels import special
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.ir_array import IrArray, minor_to_major, strides
+from xlapy.codegen.loops import Accumulator, for_range
+from xlapy.codegen.scalar_computation import emit_scalar_computation
 from xlapy.errors import CompileError
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op

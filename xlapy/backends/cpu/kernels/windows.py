@@ -30,17 +30,17 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu import ir_types as T
 from xlapy.backends.cpu.codegen import _disjoint, _KernelContext, _symbol
-from xlapy.backends.cpu.elemental import convert
-from xlapy.backends.cpu.generator import Generator, generates, select_value
-from xlapy.backends.cpu.ir_array import IrArray, minor_to_major
 from xlapy.backends.cpu.loop_kernel import emit_nest, kernel_function, outer_extent
-from xlapy.backends.cpu.loops import for_range
-from xlapy.backends.cpu.reduce_generator import combine
-from xlapy.backends.cpu.scalar_computation import emit_scalar_computation
-from xlapy.backends.cpu.scope import Ix, Scope, depth_of
 from xlapy.backends.cpu.special_kernels import special
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.elemental import convert
+from xlapy.codegen.generator import Generator, generates, select_value
+from xlapy.codegen.ir_array import IrArray, minor_to_major
+from xlapy.codegen.loops import for_range
+from xlapy.codegen.reduce_generator import combine
+from xlapy.codegen.scalar_computation import emit_scalar_computation
+from xlapy.codegen.scope import Ix, Scope, depth_of
 from xlapy.hlo.attributes import Window, WindowDimension
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op

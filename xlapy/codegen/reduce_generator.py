@@ -1,0 +1,189 @@
+"""`reduce` as an element generator: one output element = a loop over the
+reduced dimensions, emitted at the depth of the output index (once per row in
+a row softmax). Float add/multiply reducers are marked `reassoc` (XLA allows
+reducers to be reassociated), so LLVM vectorises them with several vector
+accumulators; other reducers run in order."""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from xlapy.codegen import ir_types as T
+from xlapy.codegen.generator import Generator, generates
+from xlapy.codegen.intrinsics import intrinsic
+from xlapy.codegen.ir_array import minor_to_major
+from xlapy.codegen.scalar_computation import emit_scalar_computation, simple_reducer
+from xlapy.codegen.scope import depth_of
+from xlapy.hlo.dtypes import PrimitiveType as P
+from xlapy.hlo.opcode import Opcode as Op
+
+_FLOATS = (P.F16, P.BF16, P.F32, P.F64)
+
+
+@generates(Op.REDUCE)
+def reduce_element(g: Generator, instruction, index):
+    n = len(instruction.operands) // 2
+    inputs, inits = instruction.operands[:n], instruction.operands[n:]
+    reduced = sorted(instruction.attr("dimensions") or ())
+    kept = [d for d in range(inputs[0].shape.rank) if d not in reduced]
+    leaf_types = [o.shape.element_type for o in inputs]
+    depth = depth_of(index)
+    override = g.overrides.get(id(instruction))
+    init_values = [g.value(init, ()) for init in inits] if override is None else [override[0]]
+    bounds = dict(override[1]) if override is not None else None
+    scope = g.scope
+    slots = []
+    with scope.at(depth):
+        b = g.b
+        for value, ptype in zip(init_values, leaf_types):
+            slot = _slot(scope, value, ptype)
+            _store(b, slot, value)
+            slots.append(slot)
+        order = [d for d in reversed(minor_to_major(inputs[0].shape)) if d in reduced]
+        sizes = inputs[0].shape.dimensions
+        loop_index = {}
+        compensation = None
+        if _blocked_sum(instruction, leaf_types):
+            compensation = scope.alloca(init_values[0].type)
+            b.store(ir.Constant(init_values[0].type, 0.0), compensation)
+            g.compensation[id(instruction)] = compensation
+        _nest(g, instruction, inputs, kept, index, order, sizes, loop_index, slots, leaf_types,
+              depth, bounds)
+        result = [_load(b, s) for s in slots]
+        if compensation is not None:
+            result = [b.fadd(result[0], b.load(compensation))]
+    value = result[0] if n == 1 else tuple(result)
+    return value, depth
+
+
+_BLOCK = 2048
+"""Float sums accumulate blocks of this many elements into a fresh partial sum,
+then add the partials: the error grows with n / _BLOCK + _BLOCK instead of n."""
+
+
+def _nest(g, instruction, inputs, kept, index, order, sizes, loop_index, slots, leaf_types,
+          depth, bounds=None):
+    if not order:
+        full = [None] * inputs[0].shape.rank
+        for pos, d in enumerate(kept):
+            full[d] = index[pos]
+        for d, ix in loop_index.items():
+            full[d] = ix
+        elements = [g.value(x, tuple(full)) for x in inputs]
+        b = g.b
+        accs = [_load(b, s) for s in slots]
+        new = combine(b, instruction.attr("to_apply"), accs, elements, leaf_types)
+        for slot, value in zip(slots, new):
+            _store(b, slot, value)
+        return
+    dim, rest = order[0], order[1:]
+    lo, hi = bounds.pop(dim) if bounds and dim in bounds else (0, sizes[dim])
+    if not rest and _blocked_sum(instruction, leaf_types):
+        _blocked(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, slots,
+                 leaf_types, depth)
+        return
+    with g.scope.loop(g.scope.depth, lo, hi, name=f"r{dim}") as iv:
+        loop_index[dim] = iv
+        _nest(g, instruction, inputs, kept, index, rest, sizes, loop_index, slots, leaf_types,
+              depth, bounds)
+        del loop_index[dim]
+
+
+def _blocked_sum(instruction, leaf_types) -> bool:
+    return len(leaf_types) == 1 and leaf_types[0] in _FLOATS and \
+        simple_reducer(instruction.attr("to_apply")) is Op.ADD
+
+
+def _blocked(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, slots, leaf_types,
+             depth):
+    """The innermost reduced loop as blocks summed into fresh partials."""
+    b, scope = g.b, g.scope
+    total = slots[0]
+    partial = scope.alloca(total.type.pointee)
+    minus_zero = ir.Constant(total.type.pointee, -0.0)
+    extent = hi - lo if isinstance(lo, int) and isinstance(hi, int) else None
+    if extent is not None and extent <= _BLOCK:
+        b.store(minus_zero, partial)
+        _inner(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, [partial],
+               leaf_types, depth)
+        _add_compensated(b, total, b.load(partial), g.compensation[id(instruction)])
+        return
+    lo_v = lo if not isinstance(lo, int) else ir.Constant(T.I64, lo)
+    hi_v = hi if not isinstance(hi, int) else ir.Constant(T.I64, hi)
+    with scope.loop(scope.depth, lo_v, hi_v, name=f"blk{dim}", step=_BLOCK) as start:
+        with scope.at(start.depth):
+            b.store(minus_zero, partial)
+            end = b.add(start.value, ir.Constant(T.I64, _BLOCK))
+            end = b.select(b.icmp_signed("<", end, hi_v), end, hi_v)
+        _inner(g, instruction, inputs, kept, index, dim, start.value, end, loop_index,
+               [partial], leaf_types, depth)
+        _add_compensated(b, total, b.load(partial), g.compensation[id(instruction)])
+
+
+def _add_compensated(b, total_slot, partial, compensation_slot) -> None:
+    """total += partial, keeping the rounding error in `compensation` (Neumaier):
+    block partials of a constant array would otherwise round the same way each
+    time and drift linearly."""
+    from xlapy.codegen.intrinsics import intrinsic
+
+    total = b.load(total_slot)
+    t = b.fadd(total, partial)
+    bigger = b.fcmp_ordered(">=", intrinsic(b, "fabs", [total]), intrinsic(b, "fabs", [partial]))
+    lost = b.select(bigger, b.fadd(b.fsub(total, t), partial),
+                    b.fadd(b.fsub(partial, t), total))
+    # past an infinity or NaN the sum is what it is; inf - inf must not poison it
+    finite = b.fcmp_ordered("<", intrinsic(b, "fabs", [t]), ir.Constant(t.type, float("inf")))
+    lost = b.select(finite, lost, ir.Constant(t.type, 0.0))
+    b.store(b.fadd(b.load(compensation_slot), lost), compensation_slot)
+    b.store(t, total_slot)
+
+
+def _inner(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, slots, leaf_types,
+           depth):
+    with g.scope.loop(g.scope.depth, lo, hi, name=f"r{dim}") as iv:
+        loop_index[dim] = iv
+        _nest(g, instruction, inputs, kept, index, [], None, loop_index, slots, leaf_types,
+              depth)
+        del loop_index[dim]
+
+
+def combine(b, reducer, accs: list, elements: list, leaf_types: list) -> list:
+    """reducer(accs, elements) as a list of values; float add/multiply reassociable."""
+    simple = simple_reducer(reducer) if len(accs) == 1 else None
+    ptype = leaf_types[0]
+    if simple in (Op.ADD, Op.MULTIPLY) and ptype in _FLOATS:
+        op = b.fadd if simple is Op.ADD else b.fmul
+        return [op(accs[0], elements[0], flags=("reassoc",))]
+    if simple in (Op.ADD, Op.MULTIPLY) and ptype not in (P.C64, P.C128) and ptype is not P.PRED:
+        return [(b.add if simple is Op.ADD else b.mul)(accs[0], elements[0])]
+    if simple in (Op.MAXIMUM, Op.MINIMUM) and ptype in _FLOATS:
+        # NaN-propagating; ties of ±0 may differ from the interpreter in sign only
+        name = "maximum" if simple is Op.MAXIMUM else "minimum"
+        return [intrinsic(b, name, [accs[0], elements[0]])]
+    value = emit_scalar_computation(b, reducer, [*accs, *elements] if len(accs) > 1 else
+                                    [accs[0], elements[0]])
+    # a variadic reducer gives a tuple of values; a complex value is itself a pair
+    return list(value) if len(accs) > 1 else [value]
+
+
+def _slot(scope, value, ptype):
+    if isinstance(value, tuple):
+        return tuple(scope.alloca(v.type) for v in value)
+    return scope.alloca(value.type)
+
+
+def _store(b, slot, value):
+    if isinstance(slot, tuple):
+        for s, v in zip(slot, value):
+            b.store(v, s)
+    else:
+        b.store(value, slot)
+
+
+def _load(b, slot):
+    if isinstance(slot, tuple):
+        return tuple(b.load(s) for s in slot)
+    return b.load(slot)
+
+
+__all__ = ["combine", "reduce_element", "ir", "T"]
