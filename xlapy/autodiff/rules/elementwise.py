@@ -1,5 +1,7 @@
-"""Elementwise ops: each rule is the op's partial derivatives, shared by both
-modes (JVP: Σ ∂f/∂xᵢ · tᵢ; VJP: ct · ∂f/∂xᵢ, without conjugation, as JAX).
+"""Elementwise ops: each op's partial derivatives are one entry of a table
+(UNARY_PARTIAL, BINARY_PARTIALS), shared by both modes (JVP: Σ ∂f/∂xᵢ · tᵢ;
+VJP: ct · ∂f/∂xᵢ, without conjugation, as JAX); add, subtract, select and the
+complex parts are linear and have rules of their own.
 
 Conventions at non-differentiable points, as JAX's:
 - `abs`: derivative +1 at 0 (sign taken as x >= 0); for complex x the
@@ -19,6 +21,7 @@ Conventions at non-differentiable points, as JAX's:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -29,92 +32,59 @@ from xlapy.hlo.opcode import Opcode
 
 Op = Opcode
 
-
-def _unary_partials(node):
-    (x,) = node.operands
-    y = node.result
-    op = node.opcode
-    one = constant(1, x)
-    if op is Op.NEGATE:
-        return [constant(-1, x)]
-    if op is Op.ABS:
-        return [lax.select(lax.ge(x, zeros_like(x)), one, constant(-1, x))]
-    if op is Op.EXP:
-        return [y]
-    if op is Op.EXPM1:
-        return [lax.add(y, one)]
-    if op is Op.LOG:
-        return [lax.div(one, x)]
-    if op is Op.LOG1P:
-        return [lax.div(one, lax.add(x, one))]
-    if op is Op.LOGISTIC:
-        return [lax.mul(y, lax.sub(one, y))]
-    if op is Op.TANH:
-        return [lax.sub(one, lax.mul(y, y))]
-    if op is Op.SIN:
-        return [lax.cos(x)]
-    if op is Op.COS:
-        return [lax.neg(lax.sin(x))]
-    if op is Op.TAN:
-        return [lax.add(one, lax.mul(y, y))]
-    if op is Op.SQRT:
-        return [lax.div(constant(0.5, x), y)]
-    if op is Op.RSQRT:
-        return [lax.mul(constant(-0.5, x), lax.div(y, x))]
-    if op is Op.CBRT:
-        return [lax.div(constant(1 / 3, x), lax.mul(y, y))]
-    if op is Op.ERF:
-        return [lax.mul(constant(2 / math.sqrt(math.pi), x), lax.exp(lax.neg(lax.mul(x, x))))]
-    if op is Op.ASIN:
-        return [lax.rsqrt(lax.sub(one, lax.mul(x, x)))]
-    if op is Op.ACOS:
-        return [lax.neg(lax.rsqrt(lax.sub(one, lax.mul(x, x))))]
-    if op is Op.ATAN:
-        return [lax.div(one, lax.add(one, lax.mul(x, x)))]
-    if op is Op.SINH:
-        return [lax.cosh(x)]
-    if op is Op.COSH:
-        return [lax.sinh(x)]
-    if op is Op.ASINH:
-        return [lax.rsqrt(lax.add(lax.mul(x, x), one))]
-    if op is Op.ACOSH:
-        return [lax.rsqrt(lax.mul(lax.sub(x, one), lax.add(x, one)))]
-    if op is Op.ATANH:
-        return [lax.div(one, lax.sub(one, lax.mul(x, x)))]
-    raise AssertionError(op)
+# ∂f/∂x of each unary op f, from its operand x, its result y = f(x) and `one`
+# (ones like x): one entry per opcode.
+UNARY_PARTIAL: dict[Opcode, Callable] = {
+    Op.NEGATE: lambda x, y, one: constant(-1, x),
+    Op.ABS: lambda x, y, one: lax.select(lax.ge(x, zeros_like(x)), one, constant(-1, x)),
+    Op.EXP: lambda x, y, one: y,
+    Op.EXPM1: lambda x, y, one: lax.add(y, one),
+    Op.LOG: lambda x, y, one: lax.div(one, x),
+    Op.LOG1P: lambda x, y, one: lax.div(one, lax.add(x, one)),
+    Op.LOGISTIC: lambda x, y, one: lax.mul(y, lax.sub(one, y)),
+    Op.TANH: lambda x, y, one: lax.sub(one, lax.mul(y, y)),
+    Op.SIN: lambda x, y, one: lax.cos(x),
+    Op.COS: lambda x, y, one: lax.neg(lax.sin(x)),
+    Op.TAN: lambda x, y, one: lax.add(one, lax.mul(y, y)),
+    Op.SQRT: lambda x, y, one: lax.div(constant(0.5, x), y),
+    Op.RSQRT: lambda x, y, one: lax.mul(constant(-0.5, x), lax.div(y, x)),
+    Op.CBRT: lambda x, y, one: lax.div(constant(1 / 3, x), lax.mul(y, y)),
+    Op.ERF: lambda x, y, one: lax.mul(constant(2 / math.sqrt(math.pi), x),
+                                      lax.exp(lax.neg(lax.mul(x, x)))),
+    Op.ASIN: lambda x, y, one: lax.rsqrt(lax.sub(one, lax.mul(x, x))),
+    Op.ACOS: lambda x, y, one: lax.neg(lax.rsqrt(lax.sub(one, lax.mul(x, x)))),
+    Op.ATAN: lambda x, y, one: lax.div(one, lax.add(one, lax.mul(x, x))),
+    Op.SINH: lambda x, y, one: lax.cosh(x),
+    Op.COSH: lambda x, y, one: lax.sinh(x),
+    Op.ASINH: lambda x, y, one: lax.rsqrt(lax.add(lax.mul(x, x), one)),
+    Op.ACOSH: lambda x, y, one: lax.rsqrt(lax.mul(lax.sub(x, one), lax.add(x, one))),
+    Op.ATANH: lambda x, y, one: lax.div(one, lax.sub(one, lax.mul(x, x))),
+}
 
 
-def _binary_partials(node):
-    x, y = node.operands
-    op = node.opcode
-    active = node.active
-    one = constant(1, x)
-    if op is Op.ADD:
-        return [one, one]
-    if op is Op.SUBTRACT:
-        return [one, constant(-1, x)]
-    if op is Op.MULTIPLY:
-        return [y, x]
-    if op is Op.DIVIDE:
-        inv = lax.div(one, y)
-        return [inv, lax.neg(lax.mul(node.result, inv)) if active[1] else None]
-    if op in (Op.MAXIMUM, Op.MINIMUM):
-        return [_balanced_eq(x, node.result, y), _balanced_eq(y, node.result, x)]
-    if op is Op.REMAINDER:
-        quotient = lax.div(x, y)
-        trunc = lax.mul(lax.sign(quotient), lax.floor(lax.abs(quotient)))
-        return [one, lax.neg(trunc)]
-    if op is Op.POWER:
-        px = lax.mul(y, lax.pow(x, lax.sub(y, one))) if active[0] else None
-        py = None
-        if active[1]:
-            safe_x = lax.select(lax.eq(x, zeros_like(x)), one, x)
-            py = lax.mul(lax.log(safe_x), node.result)
-        return [px, py]
-    if op is Op.ATAN2:
-        denominator = lax.add(lax.mul(x, x), lax.mul(y, y))
-        return [lax.div(y, denominator), lax.neg(lax.div(x, denominator))]
-    raise AssertionError(op)
+def _divide_partials(node, x, y, one):
+    inv = lax.div(one, y)
+    return [inv, lax.neg(lax.mul(node.result, inv)) if node.active[1] else None]
+
+
+def _remainder_partials(node, x, y, one):
+    quotient = lax.div(x, y)
+    trunc = lax.mul(lax.sign(quotient), lax.floor(lax.abs(quotient)))
+    return [one, lax.neg(trunc)]
+
+
+def _power_partials(node, x, y, one):
+    px = lax.mul(y, lax.pow(x, lax.sub(y, one))) if node.active[0] else None
+    py = None
+    if node.active[1]:
+        safe_x = lax.select(lax.eq(x, zeros_like(x)), one, x)
+        py = lax.mul(lax.log(safe_x), node.result)
+    return [px, py]
+
+
+def _atan2_partials(node, x, y, one):
+    denominator = lax.add(lax.mul(x, x), lax.mul(y, y))
+    return [lax.div(y, denominator), lax.neg(lax.div(x, denominator))]
 
 
 def _balanced_eq(x, result, other):
@@ -122,6 +92,57 @@ def _balanced_eq(x, result, other):
     one, zero = constant(1, x), zeros_like(x)
     return lax.select(lax.eq(x, result),
                       lax.select(lax.eq(other, result), constant(0.5, x), one), zero)
+
+
+# [∂f/∂x, ∂f/∂y] of each binary op f, from the node (its result and which
+# operands are active), its operands x, y and `one` (ones like x); a partial may
+# be None for an inactive operand. One entry per opcode; add and subtract have
+# their own rules below (their derivatives need no multiplication).
+BINARY_PARTIALS: dict[Opcode, Callable] = {
+    Op.MULTIPLY: lambda node, x, y, one: [y, x],
+    Op.DIVIDE: _divide_partials,
+    Op.MAXIMUM: lambda node, x, y, one: [_balanced_eq(x, node.result, y),
+                                         _balanced_eq(y, node.result, x)],
+    Op.MINIMUM: lambda node, x, y, one: [_balanced_eq(x, node.result, y),
+                                         _balanced_eq(y, node.result, x)],
+    Op.REMAINDER: _remainder_partials,
+    Op.POWER: _power_partials,
+    Op.ATAN2: _atan2_partials,
+}
+
+
+UNARY = tuple(UNARY_PARTIAL)
+BINARY = (Op.ADD, Op.SUBTRACT, *BINARY_PARTIALS)
+
+
+def _partials(node):
+    """The op's partial derivatives, one per operand, from its table entry."""
+    x = node.operands[0]
+    one = constant(1, x)
+    if node.opcode in UNARY_PARTIAL:
+        return [UNARY_PARTIAL[node.opcode](x, node.result, one)]
+    return BINARY_PARTIALS[node.opcode](node, *node.operands, one)
+
+
+# every op of the tables but abs, whose complex case has rules of its own below
+_TABLED = [op for op in (*UNARY_PARTIAL, *BINARY_PARTIALS) if op is not Op.ABS]
+
+
+@vjp(*_TABLED)
+def _elementwise_vjp(node, ct):
+    return [None if p is None or not a else lax.mul(ct, p)
+            for p, a in zip(_partials(node), node.active)]
+
+
+@jvp(*_TABLED)
+def _elementwise_jvp(node, tangents):
+    total = None
+    for p, t in zip(_partials(node), tangents):
+        if t is None:
+            continue
+        term = lax.mul(t, p)
+        total = term if total is None else lax.add(total, term)
+    return total
 
 
 def _is_complex(x) -> bool:
@@ -137,43 +158,30 @@ def _complex_abs_partial(node):
     return lax.div(lax.complex(lax.real(x), lax.neg(lax.imag(x))), safe)
 
 
-UNARY = (Op.NEGATE, Op.ABS, Op.EXP, Op.EXPM1, Op.LOG, Op.LOG1P, Op.LOGISTIC, Op.TANH,
-         Op.SIN, Op.COS, Op.TAN, Op.SQRT, Op.RSQRT, Op.CBRT, Op.ERF, Op.ASIN, Op.ACOS,
-         Op.ATAN, Op.SINH, Op.COSH, Op.ASINH, Op.ACOSH, Op.ATANH)
-BINARY = (Op.ADD, Op.SUBTRACT, Op.MULTIPLY, Op.DIVIDE, Op.MAXIMUM, Op.MINIMUM,
-          Op.REMAINDER, Op.POWER, Op.ATAN2)
-
-
-def _partials(node):
-    return _unary_partials(node) if node.opcode in UNARY else _binary_partials(node)
-
-
-@vjp(*UNARY, *BINARY)
-def _elementwise_vjp(node, ct):
-    if node.opcode is Op.ABS and _is_complex(node.operands[0]):
+@vjp(Op.ABS)
+def _abs_vjp(node, ct):
+    """Complex x: ct · conj(x)/|x|; real x: the table's partial."""
+    if _is_complex(node.operands[0]):
         return [lax.mul(lax.complex(ct, zeros_like(ct)), _complex_abs_partial(node))]
-    if node.opcode is Op.ADD:
-        return [ct, ct]
-    if node.opcode is Op.SUBTRACT:
-        return [ct, lax.neg(ct)]
-    return [None if p is None or not a else lax.mul(ct, p)
-            for p, a in zip(_partials(node), node.active)]
+    return _elementwise_vjp(node, ct)
 
 
-@jvp(*UNARY, *BINARY)
-def _elementwise_jvp(node, tangents):
-    if node.opcode is Op.ABS and _is_complex(node.operands[0]):
+@jvp(Op.ABS)
+def _abs_jvp(node, tangents):
+    if _is_complex(node.operands[0]):
         (t,) = tangents
         return lax.real(lax.mul(t, _complex_abs_partial(node)))
-    if node.opcode in (Op.ADD, Op.SUBTRACT):
-        return linear_jvp(node, tangents)
-    total = None
-    for p, t in zip(_partials(node), tangents):
-        if t is None:
-            continue
-        term = lax.mul(t, p)
-        total = term if total is None else lax.add(total, term)
-    return total
+    return _elementwise_jvp(node, tangents)
+
+
+@vjp(Op.ADD)
+def _add_vjp(node, ct):
+    return [ct, ct]
+
+
+@vjp(Op.SUBTRACT)
+def _subtract_vjp(node, ct):
+    return [ct, lax.neg(ct)]
 
 
 @vjp(Op.SELECT)
@@ -183,7 +191,7 @@ def _select_vjp(node, ct):
     return [None, lax.select(pred, ct, zero), lax.select(pred, zero, ct)]
 
 
-@jvp(Op.SELECT, Op.REAL, Op.IMAG, Op.COMPLEX, Op.REDUCE_PRECISION)
+@jvp(Op.ADD, Op.SUBTRACT, Op.SELECT, Op.REAL, Op.IMAG, Op.COMPLEX, Op.REDUCE_PRECISION)
 def _linear_elementwise_jvp(node, tangents):
     return linear_jvp(node, tangents)
 
