@@ -23,8 +23,8 @@ import argparse
 import time
 
 import numpy as np
-from xlapy.backends.cpu.math_jit import MathLoop
 
+from xlapy.backends.cpu.math_jit import MathLoop
 from xlapy.backends.cpu.math_reference import reference, samples, specials, ulp_error
 from xlapy.codegen.math import BINARY, UNARY
 

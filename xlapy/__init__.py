@@ -23,13 +23,12 @@ from xlapy.autodiff import (  # noqa: E402  isort: skip - rules use lax
     vjp,
 )
 
-__version__ = "0.1.0"
+from xlapy.backends import default_backend
+from xlapy.version import __version__  # noqa: F401  (xlapy.__version__)
 
 
 def devices() -> list[str]:
     """The backends this machine can run, default first."""
-    from xlapy.backends import default_backend
-
     names = available_backends()
     return [default_backend()] + [n for n in names if n != default_backend()]
 

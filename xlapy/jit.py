@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xlapy.analysis import cost_analysis, memory_analysis
 from xlapy.backends import Executable, get_backend
 from xlapy.core.array import Array, ConcreteArray
 from xlapy.core.dtypes import dtype_and_weak, float0
@@ -329,15 +330,11 @@ class Compiled:
     def cost_analysis(self) -> dict[str, float]:
         """XLA's cost keys for the optimised module: "flops", "transcendentals",
         "bytes accessed" (and per-operand "bytes accessed{i}{}")."""
-        from xlapy.analysis import cost_analysis
-
         return cost_analysis(self.executable.module)
 
     def memory_analysis(self):
         """JAX's fields: argument/output/alias/temp size in bytes (plus the peak),
         from the optimised module's buffer assignment."""
-        from xlapy.analysis import memory_analysis
-
         return memory_analysis(self.executable.module)
 
     def __call__(self, *args):

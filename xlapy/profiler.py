@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xlapy.flags import flags_set
+from xlapy.jit import JitFunction, jit
 
 
 @dataclass
@@ -90,8 +91,6 @@ def profile(fn, *args, runs: int = 10, backend: str | None = None) -> Timeline:
     `fn` is a Python function or a `jit`-wrapped one; its usual compilation
     cache is left alone (the profiled module is a compilation of its own).
     """
-    from xlapy.jit import JitFunction, jit
-
     wrapped = fn if isinstance(fn, JitFunction) else jit(fn, backend=backend)
     with flags_set("--xla_hlo_profile"):
         compiled = wrapped.lower(*args).compile()

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from xlapy.backends import Executable, get_backend
+from xlapy.hlo import parse
 from xlapy.hlo.ir import HloModule
 
 
 def compile(module: HloModule | str, backend: str | None = None) -> Executable:  # noqa: A001
     """Compile `module` (an HloModule or HLO text) for `backend`."""
     if isinstance(module, str):
-        from xlapy.hlo import parse
-
         module = parse(module)
     return get_backend(backend).compile(module)
 

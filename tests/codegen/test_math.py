@@ -10,9 +10,9 @@ import re
 import llvmlite.ir as ir
 import numpy as np
 import pytest
-from xlapy.backends.cpu.math_jit import MathLoop
 
 import xlapy
+from xlapy.backends.cpu.math_jit import MathLoop
 from xlapy.backends.cpu.math_reference import (
     has_extended,
     reference,

@@ -106,21 +106,19 @@ def test_check_text_classifies_outcomes():
 
 
 def test_check_text_fails_other_exceptions_and_errors_without_a_position(monkeypatch):
-    import xlapy.hlo
-
     def raises(error):
         def fake(text):
             raise error
         return fake
 
-    monkeypatch.setattr(xlapy.hlo, "parse", raises(KeyError("x")))
+    monkeypatch.setattr(parser_campaign, "parse", raises(KeyError("x")))
     assert check_text("x")[:2] == ("failure", "exception")
-    monkeypatch.setattr(xlapy.hlo, "parse", raises(ParseError("no position")))
+    monkeypatch.setattr(parser_campaign, "parse", raises(ParseError("no position")))
     assert check_text("x")[:2] == ("failure", "no position")
     wrapped = ParseError("wrapped", 1, 1)
     wrapped.__cause__ = ShapeError("inner")
     wrapped.__cause__.__cause__ = TypeError("bug")
-    monkeypatch.setattr(xlapy.hlo, "parse", raises(wrapped))
+    monkeypatch.setattr(parser_campaign, "parse", raises(wrapped))
     assert check_text("x")[:2] == ("parse_error", "masked TypeError")
 
 

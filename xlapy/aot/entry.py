@@ -17,7 +17,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from xlapy.aot.signature import ALIGN, result_shapes
-from xlapy.backends.cpu.codegen import FALLBACK_TYPE, Codegen
+from xlapy.backends.cpu import codegen
 from xlapy.backends.cpu.control_flow import memcpy
 from xlapy.backends.cpu.kernels.heap import aligned_malloc, free
 from xlapy.codegen import ir_types as T
@@ -30,7 +30,7 @@ def _aligned(size: int) -> int:
     return -(-size // ALIGN) * ALIGN
 
 
-def plan_temp(cg: Codegen) -> tuple[dict[int, int], dict[int, int], int]:
+def plan_temp(cg: codegen.Codegen) -> tuple[dict[int, int], dict[int, int], int]:
     """(output allocation -> result number it is, allocation -> offset in temp,
     temp bytes) for the module `cg` compiled."""
     assignment = cg.assignment
@@ -56,7 +56,7 @@ def plan_temp(cg: Codegen) -> tuple[dict[int, int], dict[int, int], int]:
     return direct, offsets, at
 
 
-def emit_run_function(cg: Codegen, name: str) -> int:
+def emit_run_function(cg: codegen.Codegen, name: str) -> int:
     """Add `NAME_run` to `cg`'s module; returns the temp bytes it needs."""
     if cg.assignment.donations:
         raise CompileError("the module aliases an output with an input "
@@ -131,7 +131,7 @@ def emit_run_function(cg: Codegen, name: str) -> int:
 def _error_reporter(module: ir.Module, n_allocs: int) -> ir.Function:
     """The fallback the entry calls only to report a failed scratch allocation
     (AOT modules have no interpreter fallbacks): it marks the table's last slot."""
-    fn = ir.Function(module, FALLBACK_TYPE, "xlapy_aot_report")
+    fn = ir.Function(module, codegen.FALLBACK_TYPE, "xlapy_aot_report")
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     table = fn.args[1]

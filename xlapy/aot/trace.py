@@ -8,6 +8,7 @@ weights baked in is then one object.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import importlib.util
 import inspect
@@ -19,8 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from xlapy.errors import CompileError
+from xlapy.hlo import mutation
 from xlapy.hlo.dtypes import PrimitiveType
-from xlapy.hlo.ir import HloModule
+from xlapy.hlo.ir import HloInstruction, HloModule
+from xlapy.hlo.opcode import Opcode
+from xlapy.hlo.verifier import verify
+from xlapy.jit import jit
 
 _SHAPE = re.compile(r"\s*([a-z]+[0-9]*)\s*\[\s*([0-9,\s]*)\]\s*")
 
@@ -67,8 +72,6 @@ def load_function(spec: str) -> Callable:
 def trace(fn: Callable, shapes: list[str], constants: dict | None = None) -> HloModule:
     """The HLO module of `fn` on arguments of `shapes` (in order of its parameters
     not bound by `constants`)."""
-    import xlapy
-
     constants = dict(constants or {})
     try:
         parameters = list(inspect.signature(fn).parameters)
@@ -89,20 +92,13 @@ def trace(fn: Callable, shapes: list[str], constants: dict | None = None) -> Hlo
         return fn(*args, **constants) if not parameters else \
             fn(**dict(zip(free, args)), **constants)
     bound.__name__ = getattr(fn, "__name__", "fn")
-    return xlapy.jit(bound).lower(*examples).module
+    return jit(bound).lower(*examples).module
 
 
 def bind_constants(module: HloModule, constants: dict) -> HloModule:
     """A copy of `module` whose entry parameters named in `constants` (by the
     parameter's name, or `argN` / `paramN` for parameter N) are constants of
     those values; the other parameters are renumbered in order."""
-    import copy
-
-    from xlapy.hlo import mutation
-    from xlapy.hlo.ir import HloInstruction
-    from xlapy.hlo.opcode import Opcode
-    from xlapy.hlo.verifier import verify
-
     module = copy.deepcopy(module)
     entry = module.entry_computation
     params = entry.parameters

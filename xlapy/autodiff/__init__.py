@@ -16,6 +16,7 @@ from xlapy.autodiff.api import (
     vjp,
 )
 from xlapy.autodiff.custom import custom_jvp, custom_vjp, stop_gradient
+from xlapy.autodiff.module import jvp_module, vjp_module
 
 __all__ = ["custom_jvp", "custom_vjp", "float0", "grad", "hessian", "jacfwd", "jacrev", "jvp",
-           "stop_gradient", "value_and_grad", "vjp"]
+           "jvp_module", "stop_gradient", "value_and_grad", "vjp", "vjp_module"]

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from xlapy import lax
+from xlapy import numpy as xnp
 from xlapy.autodiff.forward import jvp_computation
 from xlapy.autodiff.record import record
 from xlapy.autodiff.reverse import vjp_computation
@@ -248,8 +249,6 @@ def _basis(leaves, index: int, position: int):
 
 def _assemble(columns, out_shape, in_shape, dtype):
     """Stack per-basis results (each shaped like the output) into out_shape + in_shape."""
-    from xlapy import numpy as xnp
-
     size = int(np.prod(in_shape, dtype=np.int64))
     if size == 0:
         return xnp.zeros((*out_shape, *in_shape), dtype)
@@ -343,8 +342,6 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 
 
 def _stack_rows(rows, out_shape, in_shape, dtype):
-    from xlapy import numpy as xnp
-
     if not rows:
         return xnp.zeros((*out_shape, *in_shape), dtype)
     return xnp.reshape(xnp.stack(rows, axis=0), (*out_shape, *in_shape))

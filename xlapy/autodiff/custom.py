@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from xlapy.autodiff.tape import CUSTOM_JVP, CUSTOM_VJP, STOP_GRADIENT, frontend_attributes
+from xlapy.autodiff import api
+from xlapy.autodiff.rules._util import instantiate, zeros_like
+from xlapy.autodiff.tape import CUSTOM_JVP, CUSTOM_VJP, STOP_GRADIENT, evaluate, frontend_attributes
 from xlapy.core.pytree import tree_flatten, tree_map, tree_unflatten
 from xlapy.core.subtrace import ShapedArray, trace_function
 from xlapy.core.trace import as_array, bind, current_trace
@@ -172,8 +174,6 @@ class custom_jvp(_CustomFunction):  # noqa: N801 (JAX's name)
             raise TypeError("can't use defjvps with nondiff_argnums; use defjvp")
 
         def rule(primals, tangents):
-            from xlapy.autodiff.rules._util import zeros_like
-
             out = self.fun(*primals)
             total = None
             for fn, t in zip(per_argument, tangents):
@@ -201,8 +201,6 @@ class _VjpRule:
         return tuple(as_array(x) for x in leaves), residuals
 
     def backward(self, node, ct):
-        from xlapy.autodiff.rules._util import instantiate
-
         instance = self.instance
         ct = instantiate(ct, node.result)
         cts = instance.function.bwd(*instance.static_args(), node.residuals,
@@ -219,15 +217,10 @@ class _JvpAsVjpRule:
         self.instance = instance
 
     def forward(self, node):
-        from xlapy.autodiff.tape import evaluate
-
         result = evaluate(node.instruction.called_computations[0], node.operands)
         return result, None
 
     def backward(self, node, ct):
-        from xlapy.autodiff.api import vjp
-        from xlapy.autodiff.rules._util import instantiate, zeros_like
-
         instance = self.instance
         primals = node.operands[:instance.num_flat]
 
@@ -235,7 +228,7 @@ class _JvpAsVjpRule:
             _, out = instance.jvp_rule(primals, tangent_leaves)
             return tuple(tree_flatten(out)[0])
 
-        _, pullback = vjp(linear, *zeros_like(tuple(primals)))
+        _, pullback = api.vjp(linear, *zeros_like(tuple(primals)))
         cts = pullback(tuple(instantiate(ct, node.result)))
         return list(cts) + [None] * (len(node.operands) - instance.num_flat)
 
@@ -256,8 +249,6 @@ def custom_jvp_rule(key: str | None):
         return None
 
     def rule(operands, tangents):
-        from xlapy.autodiff.rules._util import instantiate
-
         primals = operands[:instance.num_flat]
         tangent_leaves = instantiate(tuple(tangents[:instance.num_flat]), tuple(primals))
         out, tangent = instance.jvp_rule(primals, tangent_leaves)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xlapy.autodiff import rules
+from xlapy.autodiff import custom, rules
 from xlapy.autodiff.tape import (
     CUSTOM_JVP,
     CUSTOM_VJP,
@@ -74,8 +74,6 @@ class ForwardReplay(Replay):
         tangents = [self.tangent(o) for o in operands]
         if all(t is None for t in leaves(tangents)):
             return self.primal(instruction, operands)
-        from xlapy.autodiff import custom
-
         if frontend_attribute(instruction, CUSTOM_VJP) is not None:
             raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp "
                             "function; use custom_jvp, or reverse mode")

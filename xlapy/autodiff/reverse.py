@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from xlapy import lax
-from xlapy.autodiff import rules
+from xlapy.autodiff import custom, rules
 from xlapy.autodiff.tape import (
     CUSTOM_JVP,
     CUSTOM_VJP,
@@ -82,8 +82,6 @@ class ReverseReplay(Replay):
         active = tuple(self.is_active(o) for o in operands)
         if not any(active):
             return self.primal(instruction, operands)
-        from xlapy.autodiff import custom
-
         if key is not None:
             rule = custom.custom_vjp_rule(key)
         else:

@@ -1,11 +1,13 @@
-"""Backends by name. `interpreter` always exists; `cpu` and `gpu` register
-themselves when their code is present and usable on this machine."""
+"""Backends by name: `interpreter` and `cpu` are built in (llvmlite is a
+dependency); `register_backend` adds others."""
 
 from __future__ import annotations
 
 import os
 
 from xlapy.backends.base import Backend, Executable
+from xlapy.backends.cpu import CpuBackend
+from xlapy.backends.interpreter import InterpreterBackend
 from xlapy.errors import CompileError
 
 _FACTORIES = {}
@@ -15,20 +17,8 @@ def register_backend(name: str, factory) -> None:
     _FACTORIES[name] = factory
 
 
-def _register_builtin() -> None:
-    from xlapy.backends.interpreter import InterpreterBackend
-
-    register_backend("interpreter", InterpreterBackend)
-    try:
-        import llvmlite  # noqa: F401
-    except ImportError:  # the CPU backend needs LLVM; without it the interpreter serves
-        return
-    from xlapy.backends.cpu import CpuBackend
-
-    register_backend("cpu", CpuBackend)
-
-
-_register_builtin()
+register_backend("interpreter", InterpreterBackend)
+register_backend("cpu", CpuBackend)
 _INSTANCES: dict[str, Backend] = {}
 
 

@@ -6,11 +6,13 @@ and what a dot reads inside a fusion; the tiled GEMM kernel
 from __future__ import annotations
 
 from xlapy.codegen import ir_types as T
-from xlapy.codegen.elemental import emit_elementwise
-from xlapy.codegen.generator import Generator, generates
+from xlapy.codegen.elemental import convert, emit_elementwise
+from xlapy.codegen.generator import Generator
 from xlapy.codegen.scope import depth_of
+from xlapy.codegen.tables import generates
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op
+from xlapy.hlo.shape import Shape
 
 _FLOATS = (P.F16, P.BF16, P.F32, P.F64)
 
@@ -91,16 +93,12 @@ class _Add(_Mul):
 
 
 def _shape(ptype):
-    from xlapy.hlo.shape import Shape
-
     return Shape.scalar(ptype)
 
 
 def _as(g, value, source, target):
     if source is target or (source in (P.F16, P.BF16) and target is P.F32):
         return value
-    from xlapy.codegen.elemental import convert
-
     return convert(g.b, value, source, target)
 
 

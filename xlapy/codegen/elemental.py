@@ -17,35 +17,26 @@ import contextvars
 
 import llvmlite.ir as ir
 
+from xlapy.codegen import elemental_complex, elemental_extra
 from xlapy.codegen import ir_types as T
+from xlapy.codegen import math as vmath
 from xlapy.codegen.intrinsics import intrinsic, libm
+from xlapy.codegen.tables import EMITTERS, emits
 from xlapy.errors import CompileError
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op
-
-_EMITTERS = {}
 
 FAST_MATH: contextvars.ContextVar[tuple] = contextvars.ContextVar("fast_math", default=())
 """LLVM fast-math flags for float arithmetic: () (strict IEEE, the default) or
 ("fast",) while a module compiles with --xla_cpu_enable_fast_math."""
 
 
-def emits(*opcodes):
-    def register(fn):
-        for opcode in opcodes:
-            _EMITTERS[opcode] = fn
-        return fn
-    return register
-
-
 def emit_elementwise(b: ir.IRBuilder, instruction, args: list, in_types: list):
     """The value of `instruction` for one element whose operands are `args`."""
     out = instruction.shape.element_type
     if out in (P.C64, P.C128) or any(t in (P.C64, P.C128) for t in in_types):
-        from xlapy.codegen.elemental_complex import emit_complex
-
-        return emit_complex(b, instruction, args, in_types)
-    fn = _EMITTERS.get(instruction.opcode)
+        return elemental_complex.emit_complex(b, instruction, args, in_types)
+    fn = EMITTERS.get(instruction.opcode)
     if fn is None:
         raise CompileError(f"{instruction.name}: the CPU backend has no elemental emitter "
                            f"for {instruction.opcode.value}")
@@ -54,7 +45,7 @@ def emit_elementwise(b: ir.IRBuilder, instruction, args: list, in_types: list):
 
 
 def supports(instruction) -> bool:
-    return instruction.opcode in _EMITTERS
+    return instruction.opcode in EMITTERS
 
 
 def _is_float(t: P) -> bool:
@@ -323,11 +314,9 @@ def convert(b, x, source: P, target: P):
             return b.fcmp_unordered("une", x, _const(x, 0.0))
         return b.icmp_unsigned("!=", x, _const(x, 0))
     if T.is_narrow_float(target) and (source is P.F64 or source in _WIDE_INTS):
-        from xlapy.codegen.elemental_extra import f64_to_narrow, int_to_narrow
-
         if source is P.F64:
-            return f64_to_narrow(b, x, target)
-        return int_to_narrow(b, x, _signed(source), target)
+            return elemental_extra.f64_to_narrow(b, x, target)
+        return elemental_extra.int_to_narrow(b, x, _signed(source), target)
     if _is_float(target):
         if _is_float(source):
             value = _float_resize(b, x, to_t)
@@ -406,15 +395,10 @@ def _transcendental(b, instruction, args, in_types):
 def float_function(b, name: str, args: list, ptype: P):
     """A float function by HLO name: the vectorisable version when `math/` has one,
     else libm in double precision, rounded once."""
-    try:
-        from xlapy.codegen import math as vmath
-    except ImportError:
-        vmath = None
-    if vmath is not None:
-        table = getattr(vmath, "BINARY" if len(args) == 2 else "UNARY", {})
-        if name in table:
-            emit = vmath.emit_binary if len(args) == 2 else vmath.emit_unary
-            return emit(name, b, *args)
+    table = vmath.BINARY if len(args) == 2 else vmath.UNARY
+    if name in table:
+        emit = vmath.emit_binary if len(args) == 2 else vmath.emit_unary
+        return emit(name, b, *args)
     t = args[0].type
     wide = [b.fpext(a, T.F64) if str(t) == "float" else a for a in args]
     if name == "rsqrt":
@@ -427,9 +411,8 @@ def float_function(b, name: str, args: list, ptype: P):
     else:
         value = libm(b, _LIBM[name], wide)
     if T.is_narrow_float(ptype):
-        from xlapy.codegen.elemental_extra import f64_to_f32_odd
-
-        return f64_to_f32_odd(b, value)     # the caller's rounding is then the only one
+        # the caller's rounding is then the only one
+        return elemental_extra.f64_to_f32_odd(b, value)
     return b.fptrunc(value, t) if str(t) == "float" else value
 
 

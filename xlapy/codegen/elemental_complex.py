@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from xlapy.codegen import elemental, elemental_extra
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.intrinsics import intrinsic, libm
 from xlapy.errors import CompileError
@@ -144,8 +145,6 @@ def _convert(b, instruction, args, in_types, out):
 def convert_complex(b, x, source: P, target: P):
     """XLA's convert where source or target is complex (the interpreter's rules:
     complex -> real keeps the real part; complex -> pred is x != 0)."""
-    from xlapy.codegen.elemental import convert
-
     if source in _COMPLEX and target in _COMPLEX:
         part = T.compute_type(target)
         return _resize(b, x[0], part), _resize(b, x[1], part)
@@ -160,11 +159,9 @@ def convert_complex(b, x, source: P, target: P):
         zero = ir.Constant(x[0].type, 0.0)
         return b.or_(b.fcmp_unordered("!=", x[0], zero), b.fcmp_unordered("!=", x[1], zero))
     if source is P.C128 and T.is_narrow_float(target):
-        from xlapy.codegen.elemental_extra import f64_to_narrow
-
-        return f64_to_narrow(b, x[0], target)
+        return elemental_extra.f64_to_narrow(b, x[0], target)
     component = P.F32 if source is P.C64 else P.F64
-    return convert(b, x[0], component, target)
+    return elemental.convert(b, x[0], component, target)
 
 
 def _resize(b, value, to: ir.Type):

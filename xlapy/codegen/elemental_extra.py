@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from xlapy.codegen import generator
 from xlapy.codegen import ir_types as T
-from xlapy.codegen.elemental import emits
-from xlapy.codegen.generator import generates, reshape_index
 from xlapy.codegen.intrinsics import intrinsic
+from xlapy.codegen.ir_array import minor_to_major
 from xlapy.codegen.scope import Ix, depth_of
+from xlapy.codegen.tables import emits, generates
 from xlapy.errors import CompileError
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op
@@ -235,8 +236,6 @@ def _bitcast(g, instruction, index):
     position (layouts included). XLA's optimised modules also bitcast between
     element types of one width (an f32 comparator key read as s32): then the
     element's bits are reinterpreted, as bitcast-convert does."""
-    from xlapy.codegen.ir_array import minor_to_major
-
     operand = instruction.operands[0]
     source, target = operand.shape.element_type, instruction.shape.element_type
     if source is not target and (_storage_width(source) != _storage_width(target)
@@ -246,7 +245,7 @@ def _bitcast(g, instruction, index):
     out_order = list(reversed(minor_to_major(instruction.shape)))
     in_order = list(reversed(minor_to_major(operand.shape)))
     physical = tuple(index[d] for d in out_order)
-    in_physical = reshape_index(g, [instruction.shape.dimensions[d] for d in out_order],
+    in_physical = generator.reshape_index(g, [instruction.shape.dimensions[d] for d in out_order],
                                 [operand.shape.dimensions[d] for d in in_order], physical)
     operand_index = [None] * operand.shape.rank
     for pos, d in enumerate(in_order):

@@ -18,25 +18,17 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from xlapy.codegen import elemental, elemental_complex, scalar_computation
 from xlapy.codegen import ir_types as T
-from xlapy.codegen.elemental import emit_elementwise
 from xlapy.codegen.indices import as_index
 from xlapy.codegen.ir_array import IrArray
 from xlapy.codegen.scope import OUTSIDE, Ix, Scope, depth_of
+from xlapy.codegen.tables import GENERATORS, generates
 from xlapy.errors import CompileError
+from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import ELEMENTWISE
 from xlapy.hlo.opcode import Opcode as Op
-
-_GENERATORS = {}
-
-
-def generates(*opcodes):
-    def register(fn):
-        for opcode in opcodes:
-            _GENERATORS[opcode] = fn
-        return fn
-    return register
 
 
 class Generator:
@@ -86,7 +78,7 @@ class Generator:
         opcode = instruction.opcode
         if opcode in ELEMENTWISE:
             return self._elementwise(instruction, index)
-        fn = _GENERATORS.get(opcode)
+        fn = GENERATORS.get(opcode)
         if fn is None:
             raise CompileError(f"{instruction.name}: the CPU backend cannot generate "
                                f"{opcode.value} elementwise")
@@ -100,7 +92,7 @@ class Generator:
             args.append(self.value(operand, operand_index))
             depth = max(depth, self.depth(operand, operand_index))
         with self.scope.at(depth):
-            value = emit_elementwise(self.b, instruction, args,
+            value = elemental.emit_elementwise(self.b, instruction, args,
                                      [o.shape.element_type for o in instruction.operands])
         return value, depth
 
@@ -226,13 +218,9 @@ def _reverse(g: Generator, instruction, index):
 
 @generates(Op.IOTA)
 def _iota(g: Generator, instruction, index):
-    from xlapy.codegen.elemental import convert
-    from xlapy.codegen.elemental_complex import convert_complex
-    from xlapy.hlo.dtypes import PrimitiveType as P
-
     i = index[instruction.attr("iota_dimension") or 0]
     target = instruction.shape.element_type
-    to = convert_complex if target in (P.C64, P.C128) else convert
+    to = elemental_complex.convert_complex if target in (P.C64, P.C128) else elemental.convert
     with g.scope.at(i.depth):
         return to(g.b, i.value, P.S64, target), i.depth
 
@@ -240,15 +228,14 @@ def _iota(g: Generator, instruction, index):
 @generates(Op.MAP)
 def _map(g: Generator, instruction, index):
     """The mapped computation applied to the operands' elements at `index`."""
-    from xlapy.codegen.scalar_computation import emit_scalar_computation
-
     args, depth = [], OUTSIDE
     for number in range(len(instruction.operands)):
         value, operand_depth = g.operand_at(instruction, number, index)
         args.append(value)
         depth = max(depth, operand_depth)
     with g.scope.at(depth):
-        return emit_scalar_computation(g.b, instruction.attr("to_apply"), args), depth
+        body = instruction.attr("to_apply")
+        return scalar_computation.emit_scalar_computation(g.b, body, args), depth
 
 
 def _clamp_index(b, value, low: int, high: int):

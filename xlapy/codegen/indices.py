@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from xlapy.codegen import elemental
 from xlapy.codegen import ir_types as T
-from xlapy.codegen.elemental import convert
 from xlapy.hlo.dtypes import PrimitiveType as P
 
 LARGE_INDEX = 1 << 62
@@ -19,7 +19,7 @@ negative, as the interpreter does."""
 
 def as_index(b: ir.IRBuilder, value, ptype: P) -> ir.Value:
     """An index element (compute form of any integer type or pred) as a signed i64."""
-    wide = convert(b, value, ptype, P.S64)
+    wide = elemental.convert(b, value, ptype, P.S64)
     if ptype is P.U64:
         negative = b.icmp_signed("<", wide, ir.Constant(T.I64, 0))
         wide = b.select(negative, ir.Constant(T.I64, LARGE_INDEX), wide)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from xlapy.codegen import ir_types as T
-from xlapy.codegen.generator import Generator, generates
+from xlapy.codegen.generator import Generator
 from xlapy.codegen.intrinsics import intrinsic
 from xlapy.codegen.ir_array import minor_to_major
 from xlapy.codegen.scalar_computation import emit_scalar_computation, simple_reducer
 from xlapy.codegen.scope import depth_of
+from xlapy.codegen.tables import generates
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op
 
@@ -124,8 +125,6 @@ def _add_compensated(b, total_slot, partial, compensation_slot) -> None:
     """total += partial, keeping the rounding error in `compensation` (Neumaier):
     block partials of a constant array would otherwise round the same way each
     time and drift linearly."""
-    from xlapy.codegen.intrinsics import intrinsic
-
     total = b.load(total_slot)
     t = b.fadd(total, partial)
     bigger = b.fcmp_ordered(">=", intrinsic(b, "fabs", [total]), intrinsic(b, "fabs", [partial]))

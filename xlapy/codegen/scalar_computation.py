@@ -7,8 +7,8 @@ code. Tuples (variadic reducers) are Python tuples of values.
 
 from __future__ import annotations
 
+from xlapy.codegen import elemental, elemental_extra
 from xlapy.codegen import ir_types as T
-from xlapy.codegen.elemental import emit_elementwise
 from xlapy.errors import CompileError
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.ir import HloComputation
@@ -37,7 +37,7 @@ def emit_scalar_computation(b, computation: HloComputation, args: list):
         elif op is Op.GET_TUPLE_ELEMENT:
             values[instruction] = values[instruction.operands[0]][instruction.attr("index")]
         elif op in ELEMENTWISE:
-            values[instruction] = emit_elementwise(
+            values[instruction] = elemental.emit_elementwise(
                 b, instruction, [values[o] for o in instruction.operands],
                 [o.shape.element_type for o in instruction.operands])
         elif op in _PASS_THROUGH and instruction.shape.rank == 0 and \
@@ -54,16 +54,12 @@ def _pass_through(b, instruction, value):
     bitcast between element types of one width reinterprets the bits."""
     source, target = instruction.operands[0].shape.element_type, instruction.shape.element_type
     if instruction.opcode is Op.CONVERT:
-        from xlapy.codegen.elemental import convert
-
-        return convert(b, value, source, target)
+        return elemental.convert(b, value, source, target)
     if source is not target:   # a bitcast (XLA's optimised sort comparators have them)
-        from xlapy.codegen.elemental_extra import from_bits, to_bits
-
         if source.bit_width != target.bit_width or source is P.PRED or target is P.PRED:
             raise CompileError(f"{instruction.name}: bitcast from {source.value} to "
                                f"{target.value} changes the element width")
-        return from_bits(b, to_bits(b, value, source), target)
+        return elemental_extra.from_bits(b, elemental_extra.to_bits(b, value, source), target)
     return value
 
 

@@ -10,14 +10,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from xlapy.core import pytree
 from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.shape import Shape
 
+_numpy = None
+"""The module behind Array's operators and methods: `xlapy.numpy`, which sits
+above core, installs itself when imported (as JAX's numpy layer sets the
+methods of its arrays)."""
+
+
+def install_methods(module) -> None:
+    """Make `module` (xlapy.numpy) the implementation of Array's operators."""
+    global _numpy
+    _numpy = module
+
 
 def _xnp():
-    import xlapy.numpy as xnp
-
-    return xnp
+    if _numpy is None:
+        raise RuntimeError("Array's operators are xlapy.numpy's: import xlapy first")
+    return _numpy
 
 
 class Array:
@@ -241,8 +253,6 @@ class ConcreteArray(Array):
 
 
 def _register_leaf() -> None:
-    from xlapy.core import pytree
-
     pytree.LEAF_TYPES.add(ConcreteArray)
 
 

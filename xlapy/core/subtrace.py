@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xlapy.core.pytree import TreeDef, tree_flatten
-from xlapy.core.trace import Trace, Tracer, as_array, current_trace
+from xlapy.core.trace import Trace, Tracer, as_array, current_trace, element_type
 from xlapy.hlo.builder import ModuleBuilder
 from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.opcode import Opcode
@@ -39,8 +39,6 @@ class ShapedArray:
 
     @property
     def hlo_shape(self) -> Shape:
-        from xlapy.core.trace import element_type
-
         return Shape.array(element_type(self.dtype), self.shape)
 
     def __str__(self) -> str:

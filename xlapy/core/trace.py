@@ -23,9 +23,11 @@ import numpy as np
 from xlapy.core import dtypes
 from xlapy.core.array import Array, ConcreteArray
 from xlapy.core.errors import ConcretizationError, user_frame
+from xlapy.hlo import shape_inference
 from xlapy.hlo.attributes import OpMetadata
 from xlapy.hlo.builder import ComputationBuilder, ModuleBuilder
 from xlapy.hlo.dtypes import PrimitiveType
+from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
@@ -192,10 +194,12 @@ def as_array(value, dtype=None) -> Array:
     """Any array-like as an xlapy Array (Python scalars become weak-typed)."""
     if isinstance(value, Array) and dtype is None:
         return value
-    if isinstance(value, Array):
-        from xlapy import lax
-
-        return lax.convert_element_type(value, dtype)
+    if isinstance(value, Array):  # lax.convert_element_type, which sits above core
+        dtype = np.dtype(dtype)
+        if value.dtype == dtype:
+            return with_weak_type(value, False)
+        return bind(Opcode.CONVERT, [value], shape=Shape.array(element_type(dtype), value.shape),
+                    weak_type=False, name="convert_element_type")
     weak = (isinstance(value, (int, float, complex)) and not isinstance(value, (bool, np.generic))
             and dtype is None)
     target = np.dtype(dtype) if dtype is not None else dtypes.default_dtype_of(value)
@@ -337,8 +341,6 @@ def _eager(opcode, operands, attrs, shape, weak_type):
 def _evaluator():
     global _EVALUATOR
     if _EVALUATOR is None:
-        from xlapy.hlo.evaluator.evaluator import Evaluator
-
         _EVALUATOR = Evaluator()
     return _EVALUATOR
 
@@ -351,8 +353,6 @@ def _type_key(operand):
 
 
 def _eager_instruction(opcode, operands, attrs, shape) -> HloInstruction:
-    from xlapy.hlo import shape_inference
-
     operand_shapes = [_shape_of(o) for o in operands]
     result_shape = shape_inference.infer_shape(opcode, operand_shapes, attrs, shape)
     if shape is not None:

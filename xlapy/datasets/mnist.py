@@ -240,7 +240,7 @@ def load_digits_28(test_size: int = 300, seed: int = 0) -> Dataset:
     and tests on the same examples.
     """
     try:
-        from sklearn.datasets import load_digits
+        from sklearn.datasets import load_digits  # optional: scikit-learn's digits, when installed
     except ImportError:
         raise DatasetError(
             "the offline digits need scikit-learn: pip install 'xlapy[demo]', "

@@ -31,7 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from xlapy.fuzz import jobs
+from xlapy.fuzz.compare import mismatch
+from xlapy.fuzz.hlo_programs import arguments, random_program
+from xlapy.fuzz.jax_programs import eager_expected, generate, lower
 from xlapy.fuzz.sandbox import Sandbox
+from xlapy.hlo import parse
 
 OUTCOMES = ("ok", "mismatch", "error", "hang", "crash", "xla_differs")
 FAILURES = ("mismatch", "error", "hang", "crash")
@@ -174,8 +178,6 @@ def run_jax_campaign(count: int, seed: int = 0, workers: int = 2, timeout: float
                      out_dir: str | Path | None = None, log=print,
                      guard_pages: bool = False) -> Summary:
     """`count` random JAX programs from `seed` on; see the module docstring."""
-    from xlapy.fuzz.jax_programs import generate, lower
-
     def run(pool, out, number, form, backend, lowered, program):
         text, expected = lowered[form], lowered["expected"]
         job = (jobs.against_expected, text, program.arguments, backend, expected)
@@ -211,9 +213,6 @@ def _second_opinion(execution: Execution, pool: _Workers, program, job, expected
     When JAX op by op (each operation compiled alone) disagrees with JAX's
     whole-program result and xlapy agrees with op by op, the execution is
     `xla_differs`, not a failure."""
-    from xlapy.fuzz.compare import mismatch
-    from xlapy.fuzz.jax_programs import eager_expected
-
     try:
         eager = eager_expected(program)
     except Exception:  # noqa: BLE001 - no second opinion to be had
@@ -232,9 +231,6 @@ def run_hlo_campaign(count: int, seed: int = 0, workers: int = 2, timeout: float
                      out_dir: str | Path | None = None, log=print,
                      guard_pages: bool = True) -> Summary:
     """`count` of xlapy's random HLO programs from `seed` on, CPU vs interpreter."""
-    from xlapy.fuzz.hlo_programs import arguments, random_program
-    from xlapy.hlo import parse
-
     def run(pool, out, number, text, args):
         outcome = pool.sandbox().run(jobs.against_interpreter, text, args, "cpu",
                                      timeout=timeout)

@@ -28,6 +28,7 @@ operands, so results differ between backends only by rounding;
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from xlapy.fuzz.f32_programs import _dims
@@ -149,8 +150,6 @@ def _specials(dtype) -> tuple[list[float], list[float]]:
     the largest finite value: whether a sum of products near it overflows depends
     on the precision and order of accumulation (the interpreter sums f32 dots in
     f64)."""
-    import ml_dtypes
-
     info = ml_dtypes.finfo(dtype)
     return ([np.inf, -np.inf, np.nan, -0.0],
             [3 * float(info.smallest_subnormal), -float(info.tiny), -0.0])

@@ -232,7 +232,7 @@ def eager_expected(program: JaxProgram) -> list:
 def optimized_text(compiled) -> str:
     """XLA's optimised module with every constant printed (`as_text()` elides big
     ones as `{...}`, which a parser can only fill with made-up values)."""
-    from jaxlib import _hlo
+    from jaxlib import _hlo  # optional: JAX, the campaign's oracle
 
     options = _hlo.HloPrintOptions()
     options.print_large_constants = True

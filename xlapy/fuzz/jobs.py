@@ -12,21 +12,18 @@ import time
 
 import numpy as np
 
+import xlapy
 from xlapy.fuzz.compare import mismatch
+from xlapy.hlo import parse
 
 
 def interpret(text: str, args: list) -> list:
     """The interpreter's results for module `text` (exactly the module: no passes)."""
-    import xlapy
-
     return xlapy.execute(text, args, backend="interpreter")
 
 
 def compile_and_run(text: str, args: list, backend: str = "cpu") -> dict:
     """{'results', 'fallbacks', 'compile_seconds', 'run_seconds'} of `text` on `backend`."""
-    import xlapy
-    from xlapy.hlo import parse
-
     module = parse(text)
     start = time.perf_counter()
     executable = xlapy.compile(module, backend=backend)

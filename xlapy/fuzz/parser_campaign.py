@@ -33,8 +33,10 @@ import traceback
 from collections import Counter
 
 from xlapy.errors import ParseError, VerifierError, XlapyError
+from xlapy.fuzz import parser_campaign
 from xlapy.fuzz.mutations import KINDS, mutate
 from xlapy.fuzz.sandbox import Sandbox
+from xlapy.hlo import parse, verify
 
 TIME_LIMIT = 1.0
 """Seconds one mutation may take to parse and verify."""
@@ -52,8 +54,6 @@ _RECURSION = "nested too deeply to parse"
 
 def check_text(data: str | bytes) -> tuple[str, str, str]:
     """(outcome, problem, error) for one input: parse it, then verify the module."""
-    from xlapy.hlo import parse, verify
-
     try:
         verify(parse(data))
     except (ParseError, VerifierError) as e:
@@ -211,13 +211,11 @@ class _Campaign:
 def _job():
     """`run_batch` by its importable name, also when this file runs as `__main__`
     (a worker cannot unpickle `__main__.run_batch`)."""
-    from xlapy.fuzz import parser_campaign
-
     return parser_campaign.run_batch
 
 
 def _limit_memory(limit: int) -> None:
-    import resource
+    import resource  # POSIX only: CPU time of this process
 
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:

@@ -29,11 +29,14 @@ import numpy as np
 
 from xlapy.errors import XlapyError
 from xlapy.hlo import parse
+from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.ir import HloInstruction, HloModule
 from xlapy.hlo.mutation import NameUniquer, replace_uses
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
 from xlapy.hlo.verifier import verify
+from xlapy.passes.call_inliner import CallInliner
+from xlapy.passes.dce import HloDCE
 
 Predicate = Callable[[str, list], bool]
 
@@ -72,8 +75,6 @@ class Reducer:
 
     # -- move 0: calls inlined, so the entry holds the work -----------------------------
     def _inline(self, module: HloModule, args: list):
-        from xlapy.passes.call_inliner import CallInliner
-
         candidate = copy.deepcopy(module)
         if CallInliner().run(candidate) and self._bad(candidate, args):
             self.log("inline: calls inlined")
@@ -209,8 +210,6 @@ def _text(module: HloModule) -> str:
 
 
 def _dce(module: HloModule) -> None:
-    from xlapy.passes.dce import HloDCE
-
     HloDCE().run(module)
 
 
@@ -257,8 +256,6 @@ def _keep_root_elements(module: HloModule, kept: list[int]) -> HloModule:
 
 def _entry_values(module: HloModule, args: list) -> dict[str, object] | None:
     """Every entry instruction's value under the interpreter (None if it fails)."""
-    from xlapy.hlo.evaluator.evaluator import Evaluator
-
     evaluator = Evaluator()
     values: dict[str, object] = {}
     try:

@@ -26,6 +26,8 @@ from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Layout, Shape
 
 from xlapy.hlo.builder import ComputationBuilder, ModuleBuilder  # noqa: E402  isort: skip
+from xlapy.hlo.parser import parse_module
+from xlapy.hlo.verifier import verify as _verify
 
 
 def parse(text: str | bytes) -> HloModule:
@@ -34,32 +36,12 @@ def parse(text: str | bytes) -> HloModule:
     `text` may be bytes (a file read in binary): anything that is not UTF-8 is a
     ParseError at its line and column. The parser does not verify; `verify` does,
     and its errors name the line and column where the culprit was defined."""
-    from xlapy.hlo.parser import parse_module
-
     return parse_module(text)
 
 
 def verify(module: HloModule) -> None:
     """Check every instruction's shape and contract; VerifierError names the culprit."""
-    from xlapy.hlo.verifier import verify as _verify
-
     _verify(module)
-
-
-def vjp_module(module: HloModule, wrt=None) -> HloModule:
-    """Reverse-mode derivative of a module: (params..., output cotangents...) ->
-    (outputs..., parameter cotangents...). See xlapy.autodiff.module."""
-    from xlapy.autodiff.module import vjp_module as _vjp_module
-
-    return _vjp_module(module, wrt)
-
-
-def jvp_module(module: HloModule, wrt=None) -> HloModule:
-    """Forward-mode derivative of a module: (params..., parameter tangents...) ->
-    (outputs..., output tangents...). See xlapy.autodiff.module."""
-    from xlapy.autodiff.module import jvp_module as _jvp_module
-
-    return _jvp_module(module, wrt)
 
 
 __all__ = [
@@ -68,6 +50,5 @@ __all__ = [
     "FusionKind", "HloComputation", "HloInstruction", "HloModule", "Layout", "OpMetadata",
     "Opcode", "PaddingConfig", "PaddingDimension", "ParseError", "Precision", "PrimitiveType",
     "RandomDistribution", "RawAttribute", "RngAlgorithm", "Shape", "ShapeError", "SliceRange",
-    "TriangularSolveTranspose", "VerifierError", "Window", "WindowDimension", "jvp_module", "parse",
-    "verify", "vjp_module",
+    "TriangularSolveTranspose", "VerifierError", "Window", "WindowDimension", "parse", "verify",
 ]

@@ -14,6 +14,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+import numpy as np
+
+from xlapy.hlo.shape import Shape
+
 
 # -- enums whose value is the text spelling -----------------------------------------
 class ComparisonDirection(enum.Enum):
@@ -209,8 +213,6 @@ class IotaReplicaGroups:
     transpose_perm: tuple[int, ...] = ()
 
     def groups(self) -> tuple[tuple[int, ...], ...]:
-        import numpy as np
-
         ids = np.arange(int(np.prod(self.reshape_dims))).reshape(self.reshape_dims)
         if self.transpose_perm:
             ids = ids.transpose(self.transpose_perm)
@@ -396,8 +398,6 @@ class ComputationLayout:
     result_shape: object     # Shape
 
     def to_text(self) -> str:
-        from xlapy.hlo.shape import Shape
-
         params = Shape.tuple(self.parameter_shapes).to_text()
         return "{" + params + "->" + self.result_shape.to_text() + "}"
 

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from xlapy.errors import BuilderError, ShapeError, VerifierError
+from xlapy.hlo import shape_inference
 from xlapy.hlo.attributes import (
     ATTRIBUTE_ENUMS,
     AttrKind,
@@ -47,6 +48,7 @@ from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
+from xlapy.hlo.verifier import verify as verify_module
 from xlapy.hlo.verifier_rules import check_attributes, check_operand_count, shape_problem
 
 __all__ = ["BuilderError", "ComputationBuilder", "ModuleBuilder"]
@@ -123,11 +125,8 @@ class ModuleBuilder:
             tuple(p.shape.with_default_layout() for p in params),
             entry.root_instruction.shape.with_default_layout())
         if verify:
-            from xlapy.hlo.verifier import verify as verify_module
-
             verify_module(module)
         return module
-
 
     def _element_type(self, value) -> PrimitiveType:
         try:
@@ -306,8 +305,6 @@ class ComputationBuilder(ElementwiseOps, ArrayOps, ControlOps):
     def _infer(self, instruction: HloInstruction, call: str, declared: Shape | None,
                check: bool = True) -> Shape:
         """The shape rule's result; with `check`, `declared` must agree with it."""
-        from xlapy.hlo import shape_inference
-
         opcode = instruction.opcode
         if declared is None and not shape_inference.can_infer(opcode):
             raise BuilderError(f"{self._where()}: {call}: {opcode.value} needs an explicit shape")

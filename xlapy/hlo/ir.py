@@ -14,6 +14,7 @@ import numpy as np
 
 from xlapy.hlo.attributes import RawAttribute
 from xlapy.hlo.opcode import Opcode
+from xlapy.hlo.printer import instruction_to_text, module_to_text
 from xlapy.hlo.shape import Shape
 
 
@@ -62,8 +63,6 @@ class HloInstruction:
 
     def to_text(self, **options) -> str:
         """This instruction as one line of HLO text."""
-        from xlapy.hlo.printer import instruction_to_text
-
         return instruction_to_text(self, **options)
 
     def __repr__(self) -> str:
@@ -175,8 +174,6 @@ class HloModule:
 
     def to_text(self, **options) -> str:
         """XLA's HLO text (long form by default; `short=True` for JAX's form)."""
-        from xlapy.hlo.printer import module_to_text
-
         return module_to_text(self, **options)
 
     def __str__(self) -> str:

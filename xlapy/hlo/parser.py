@@ -30,6 +30,7 @@ from xlapy.hlo.parse_attributes import (
     parse_shape_tokens,
 )
 from xlapy.hlo.shape import Shape
+from xlapy.hlo.shape_inference import infer_shape
 
 CAN_INFER_SHAPE = frozenset(Opcode[name] for name in """
     ABS ACOS ACOSH ADD ADD_DEPENDENCY AFTER_ALL AND ASIN ASINH ATAN ATAN2 ATANH
@@ -357,12 +358,6 @@ class _ModuleParser:
     def _infer_shape(self, opcode: Opcode, operands: list, attrs: dict,
                      token: Token) -> Shape:
         """The result shape XLA would infer, with default layouts."""
-        try:
-            from xlapy.hlo.shape_inference import infer_shape
-        except ImportError:
-            raise self.stream.error(f"cannot infer the result shape of {opcode.value}: shape "
-                                    "inference is not available; write the shape",
-                                    token) from None
         shapes = [operand.shape for operand in operands]
         # a tuple is checked before inference, which costs its size: see _size_problem
         problem = _size_problem(Shape.tuple(shapes)) if opcode is Opcode.TUPLE else ""

@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from xlapy.hlo import ir
 from xlapy.hlo.attributes import (
     AttrKind,
     ComputationLayout,
@@ -27,7 +28,6 @@ from xlapy.hlo.attributes import (
     SliceRange,
     Window,
 )
-from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
 from xlapy.hlo.lexer import Lexer, Tok, escape_c_string
 from xlapy.hlo.literal_text import literal_to_text
 from xlapy.hlo.opcode import Opcode
@@ -41,7 +41,7 @@ ANNOTATION_INTERVAL = 5
 """XLA marks every fifth operand and tuple element with `/*index=N*/`."""
 
 
-def module_to_text(module: HloModule, short: bool = False) -> str:
+def module_to_text(module: ir.HloModule, short: bool = False) -> str:
     """The whole module: header, frame tables, then each computation, entry last."""
     header = "HloModule " + module.name + "".join(
         f", {key}={module_attribute_to_text(value)}" for key, value in module.attributes.items())
@@ -54,7 +54,7 @@ def module_to_text(module: HloModule, short: bool = False) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def computation_to_text(computation: HloComputation, short: bool = False,
+def computation_to_text(computation: ir.HloComputation, short: bool = False,
                         is_entry: bool = False) -> str:
     """`%name (p: f32[2]) -> f32[2] {` ... `}`, or `name {` ... `}` in the short form."""
     head = ("ENTRY " if is_entry else "") + _name(computation.name, short)
@@ -76,7 +76,7 @@ def computation_to_text(computation: HloComputation, short: bool = False,
     return text
 
 
-def instruction_to_text(instruction: HloInstruction, short: bool = False) -> str:
+def instruction_to_text(instruction: ir.HloInstruction, short: bool = False) -> str:
     """`%add.3 = f32[2]{0} add(f32[2]{0} %x, f32[2]{0} %y), metadata={...}` (no ROOT)."""
     opcode = instruction.opcode
     text = (f"{_name(instruction.name, short)} = {shape_to_text(instruction.shape)} "
@@ -86,7 +86,7 @@ def instruction_to_text(instruction: HloInstruction, short: bool = False) -> str
     return text
 
 
-def _operands_text(instruction: HloInstruction, short: bool) -> str:
+def _operands_text(instruction: ir.HloInstruction, short: bool) -> str:
     if instruction.opcode is Opcode.PARAMETER:
         if instruction.parameter_number is None:
             raise ValueError(f"parameter {instruction.name} has no parameter_number")
@@ -141,7 +141,7 @@ def _value_to_text(value, short: bool) -> str:
         return _float_text(float(value))
     if isinstance(value, str):
         return '"' + escape_c_string(value) + '"'
-    if isinstance(value, HloComputation):
+    if isinstance(value, ir.HloComputation):
         return _name(value.name, short)
     if isinstance(value, Shape):
         return shape_to_text(value)
@@ -163,7 +163,7 @@ def _sequence_to_text(kind: AttrKind, items: tuple, short: bool) -> str:
         return "{" + ",".join("{" + ",".join(map(str, group)) + "}" for group in items) + "}"
     if items and isinstance(items[0], Precision):
         return "{" + ",".join(p.value for p in items) + "}"
-    if items and isinstance(items[0], (HloComputation, SliceRange, Shape)):
+    if items and isinstance(items[0], (ir.HloComputation, SliceRange, Shape)):
         return "{" + ", ".join(_value_to_text(item, short) for item in items) + "}"
     return "{" + ",".join(_value_to_text(item, short) for item in items) + "}"
 

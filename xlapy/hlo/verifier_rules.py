@@ -30,6 +30,7 @@ from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.opcode import VARIADIC, Opcode
 from xlapy.hlo.shape import Shape
+from xlapy.hlo.shape_inference import check_shape
 
 Op = Opcode
 
@@ -247,8 +248,6 @@ def check_result_shape(instruction: HloInstruction) -> None:
     """The declared shape agrees with the opcode's shape rule, which also checks the
     signatures of called computations against the call site. A ShapeError, or a
     crash inside shape inference, becomes a VerifierError naming the instruction."""
-    from xlapy.hlo.shape_inference import check_shape
-
     shapes = [op.shape for op in instruction.operands]
     try:
         check_shape(instruction.opcode, shapes, instruction.attrs, instruction.shape)

@@ -22,6 +22,9 @@ from xlapy.core.subtrace import (
 from xlapy.core.trace import as_array, bind, current_trace, with_weak_type
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
+from xlapy.lax.elementwise import add, clamp, convert_element_type, lt, sub
+from xlapy.lax.indexing import dynamic_index_in_dim, dynamic_update_index_in_dim
+from xlapy.lax.reshaping import concatenate, expand_dims, full, index_in_dim
 
 
 def _check_same(where: str, expected: list[ShapedArray], got: list[ShapedArray], tree, out_tree):
@@ -81,19 +84,17 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
         for i in range(int(lower), int(upper)):
             val = body_fun(as_array(np.int32(i)), val)
         return val
-    from xlapy import lax
-
     lower, upper = as_array(lower), as_array(upper)
     index_dtype = lower.dtype if not lower.weak_type else upper.dtype
-    lower = lax.convert_element_type(lower, index_dtype)
-    upper = lax.convert_element_type(upper, index_dtype)
+    lower = convert_element_type(lower, index_dtype)
+    upper = convert_element_type(upper, index_dtype)
 
     def cond(carry):
-        return lax.lt(carry[0], carry[1])
+        return lt(carry[0], carry[1])
 
     def body(carry):
         i, n, val = carry
-        return lax.add(i, lax.convert_element_type(1, index_dtype)), n, body_fun(i, val)
+        return add(i, convert_element_type(1, index_dtype)), n, body_fun(i, val)
 
     return while_loop(cond, body, (lower, upper, init_val))[2]
 
@@ -101,8 +102,6 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
 def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False):
     """`carry, y = f(carry, x)` over the leading axis of `xs`; returns
     (final carry, stacked ys), like jax.lax.scan."""
-    from xlapy import lax
-
     x_leaves, x_tree = tree_flatten(xs)
     x_arrays = [as_array(x) for x in x_leaves]
     lengths = {x.shape[0] for x in x_arrays if x.shape}
@@ -116,9 +115,9 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     def x_at(i):
         """Step i's slice of every xs leaf (i a Python int eagerly, traced in a loop)."""
         if isinstance(i, int):
-            return tree_unflatten(x_tree, [lax.index_in_dim(x, i, keepdims=False)
+            return tree_unflatten(x_tree, [index_in_dim(x, i, keepdims=False)
                                            for x in x_arrays])
-        return tree_unflatten(x_tree, [lax.dynamic_index_in_dim(x, i, keepdims=False)
+        return tree_unflatten(x_tree, [dynamic_index_in_dim(x, i, keepdims=False)
                                        for x in x_arrays])
 
     if current_trace() is None:
@@ -132,14 +131,14 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         return carry, _stack_trees(ys, length, f, init, x_at)
 
     y_avals, y_tree = _y_shapes(f, init, x_at)
-    ys0 = [lax.full(a.shape_with(length), 0, a.dtype) for a in y_avals]
+    ys0 = [full(a.shape_with(length), 0, a.dtype) for a in y_avals]
 
     def body(i, state):
         carry, ys = state
-        step = lax.sub(lax.convert_element_type(length - 1, i.dtype), i) if reverse else i
+        step = sub(convert_element_type(length - 1, i.dtype), i) if reverse else i
         carry, y = f(carry, x_at(step))
         y_leaves, _ = tree_flatten(y)
-        ys = [lax.dynamic_update_index_in_dim(buf, as_array(v), step, 0)
+        ys = [dynamic_update_index_in_dim(buf, as_array(v), step, 0)
               for buf, v in zip(ys, y_leaves)]
         return carry, ys
 
@@ -154,14 +153,12 @@ class _YAval(ShapedArray):
 
 def _y_shapes(f, init, x_at):
     """The per-step outputs' shapes, from tracing one step abstractly."""
-    from xlapy import lax
-
     carry_leaves, carry_tree = tree_flatten(init)
     avals = [ShapedArray.of(c) for c in carry_leaves]
     holder = {}
 
     def one_step(*carry):
-        _, y = f(tree_unflatten(carry_tree, carry), x_at(lax.convert_element_type(0, np.int32)))
+        _, y = f(tree_unflatten(carry_tree, carry), x_at(convert_element_type(0, np.int32)))
         leaves, holder["tree"] = tree_flatten(y)
         return leaves
 
@@ -170,14 +167,13 @@ def _y_shapes(f, init, x_at):
 
 
 def _stack_trees(ys, length, f, init, x_at):
-    from xlapy import numpy as xnp
-
     if not ys:
         y_avals, y_tree = _y_shapes(f, init, x_at)
-        return tree_unflatten(y_tree, [xnp.zeros((0, *a.shape), a.dtype) for a in y_avals])
+        return tree_unflatten(y_tree, [full((0, *a.shape), 0, a.dtype) for a in y_avals])
     leaves = [tree_flatten(y)[0] for y in ys]
     _, tree = tree_flatten(ys[0])
-    return tree_unflatten(tree, [xnp.stack(column) for column in zip(*leaves)])
+    return tree_unflatten(tree, [concatenate([expand_dims(as_array(v), (0,)) for v in column], 0)
+                                 for column in zip(*leaves)])
 
 
 def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
@@ -194,12 +190,10 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
 
 def switch(index, branches: Sequence[Callable], *operands):
     """`branches[index](*operands)`, the index clamped into range (as JAX does)."""
-    from xlapy import lax
-
     if not branches:
         raise ValueError("switch needs at least one branch")
-    index = lax.convert_element_type(as_array(index), np.int32)
-    index = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    index = convert_element_type(as_array(index), np.int32)
+    index = clamp(np.int32(0), index, np.int32(len(branches) - 1))
     if current_trace() is None:
         return branches[int(index)](*operands)
     return _conditional(index, list(branches), operands, by_pred=False)

@@ -20,9 +20,9 @@ from xlapy.core import dtypes
 from xlapy.core.array import Array, ConcreteArray
 from xlapy.core.trace import as_array, bind
 from xlapy.hlo.opcode import Opcode
+from xlapy.lax import reshaping
 from xlapy.lax._checks import canonical_axis, match_dtype, shape_error, static_ints
 from xlapy.lax.elementwise import add, convert_element_type, lt, select
-from xlapy.lax.reshaping import expand_dims, reshape, slice_in_dim, squeeze
 
 
 def _split_indices(start_indices, name: str) -> list[Array]:
@@ -34,7 +34,8 @@ def _split_indices(start_indices, name: str) -> list[Array]:
                                     f"{vector.shape}")
         if isinstance(vector, ConcreteArray):
             return [ConcreteArray(np.asarray(v)) for v in vector.value]
-        return [reshape(slice_in_dim(vector, i, i + 1), ()) for i in range(vector.shape[0])]
+        return [reshaping.reshape(reshaping.slice_in_dim(vector, i, i + 1), ())
+                for i in range(vector.shape[0])]
     return [as_array(i) for i in start_indices]
 
 
@@ -120,7 +121,7 @@ def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *
     axis = canonical_axis(axis, operand.ndim, "dynamic_index_in_dim")
     result = dynamic_slice_in_dim(operand, index, 1, axis,
                                   allow_negative_indices=allow_negative_indices)
-    return result if keepdims else squeeze(result, (axis,))
+    return result if keepdims else reshaping.squeeze(result, (axis,))
 
 
 # -- dynamic-update-slice ----------------------------------------------------------------
@@ -162,7 +163,7 @@ def dynamic_update_index_in_dim(operand, update, index, axis: int, *,
     operand, update = as_array(operand), as_array(update)
     axis = canonical_axis(axis, operand.ndim, "dynamic_update_index_in_dim")
     if update.ndim + 1 == operand.ndim:
-        update = expand_dims(update, (axis,))
+        update = reshaping.expand_dims(update, (axis,))
     elif update.ndim != operand.ndim:
         raise shape_error("dynamic_update_index_in_dim",
                           f"update of shape {update.shape} must have rank {operand.ndim} or "

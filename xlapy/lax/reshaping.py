@@ -24,6 +24,7 @@ from xlapy.core.trace import Tracer, as_array, bind, element_type, with_weak_typ
 from xlapy.hlo.attributes import PaddingConfig, PaddingDimension, SliceRange
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
+from xlapy.lax import indexing
 from xlapy.lax._checks import (
     canonical_axes,
     canonical_axis,
@@ -242,9 +243,7 @@ def index_in_dim(operand, index, axis: int = 0, keepdims: bool = True) -> Array:
     when `keepdims`. The index is static (negative counts from the end); a traced
     index is accepted too and then behaves like `dynamic_index_in_dim`."""
     if isinstance(index, Tracer):
-        from xlapy.lax.indexing import dynamic_index_in_dim
-
-        return dynamic_index_in_dim(operand, index, axis, keepdims)
+        return indexing.dynamic_index_in_dim(operand, index, axis, keepdims)
     operand = as_array(operand)
     axis = canonical_axis(axis, operand.ndim, "index_in_dim")
     index = static_int(index, "index_in_dim", "index")

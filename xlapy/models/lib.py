@@ -48,7 +48,7 @@ class ArrayLib:
 
 def _numpy_erf() -> Callable:
     try:
-        from scipy.special import erf
+        from scipy.special import erf  # optional: SciPy, for the NumPy peer
     except ImportError:  # scipy is a test extra; fall back to math.erf per element
         vector_erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -67,7 +67,7 @@ NUMPY = ArrayLib("numpy", np, None, _numpy_erf(), None)
 def jax_lib() -> ArrayLib | None:
     """JAX as an ArrayLib, or None where JAX is not installed (imported lazily)."""
     try:
-        import jax
+        import jax  # optional: JAX, the benchmark peer
     except ImportError:
         return None
     return ArrayLib("jax", jax.numpy, jax.lax, jax.lax.erf, jax.value_and_grad, jax.jit)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+import xlapy.numpy as xnp
 from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.errors import ConcretizationError
@@ -374,8 +375,6 @@ def diag(v, k: int = 0) -> Array:
 
 
 def _diagonal_of(v: Array, k: int) -> Array:
-    import xlapy.numpy as xnp
-
     if hasattr(xnp, "diagonal"):
         return xnp.diagonal(v, offset=k)
     # Without the shapes module's gather-based diagonal: mask, sum along rows, slice.

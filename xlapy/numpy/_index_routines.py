@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+import xlapy.numpy as xnp
 from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, ConcreteArray, as_array
@@ -39,8 +40,6 @@ def take(a, indices, axis: int | None = None, out=None, mode: str | None = None,
     axis = canonicalize_axis(axis, a.ndim)
     indices = _as_index_array(indices)
     if mode in ("wrap", "clip"):  # NumPy's modes: -1 wraps to the end, or clips to 0
-        import xlapy.numpy as xnp
-
         n = a.shape[axis]
         indices = xnp.mod(indices, n) if mode == "wrap" else xnp.clip(indices, 0, max(n - 1, 0))
         mode = "promise_in_bounds"
@@ -117,8 +116,6 @@ def put(a, ind, v, mode: str | None = None, *, inplace: bool = True) -> Array:
     if v.size != ind.size:
         v = _read(v, as_array(np.arange(ind.size, dtype=np.int32) % v.size))
     if mode == "wrap":
-        import xlapy.numpy as xnp
-
         ind = xnp.mod(ind, a.size)
     elif mode in (None, "clip"):
         (ind,) = unravel_index(ind, (a.size,))
@@ -132,8 +129,6 @@ def put(a, ind, v, mode: str | None = None, *, inplace: bool = True) -> Array:
 def unravel_index(indices, shape: Sequence[int]) -> tuple[Array, ...]:
     """The multi-index of flat `indices` in an array of `shape` (C order). Out-of-range
     indices are clamped into the array, as JAX does."""
-    import xlapy.numpy as xnp
-
     indices = _as_index_array(indices)
     shape = tuple(int(n) for n in shape)
     size = int(np.prod(shape, dtype=np.int64))
@@ -150,8 +145,6 @@ def ravel_multi_index(multi_index: Sequence, dims: Sequence[int], mode: str = "r
                       order: str = "C") -> Array:
     """Flat indices of the `multi_index` arrays in an array of shape `dims`; mode
     'clip' or 'wrap' ('raise' is only checked on concrete values)."""
-    import xlapy.numpy as xnp
-
     dims = tuple(int(n) for n in dims)
     if len(multi_index) != len(dims):
         raise ValueError(f"ravel_multi_index: {len(multi_index)} index arrays for "

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import xlapy.numpy as xnp
 from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.errors import compile_error
@@ -68,8 +69,6 @@ def _to_array(value) -> Array:
         return value
     if isinstance(value, (list, tuple)) and any(
             isinstance(e, Array) for e in np.ravel(np.asarray(value, dtype=object))):
-        import xlapy.numpy as xnp
-
         return xnp.asarray(value)
     return as_array(value)
 
@@ -551,14 +550,10 @@ class _IndexUpdateRef:
 
     def divide(self, values, **kwargs) -> Array:
         """x / (ones with `values` multiplied in at index), as JAX: ints give floats."""
-        import xlapy.numpy as xnp
-
         ones = xnp.ones_like(self.array)
         return xnp.divide(self.array, _scatter(ones, self.index, values, "mul", **kwargs))
 
     def power(self, values, **kwargs) -> Array:
-        import xlapy.numpy as xnp
-
         ones = xnp.ones_like(self.array)
         return xnp.power(self.array, _scatter(ones, self.index, values, "mul", **kwargs))
 

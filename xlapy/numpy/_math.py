@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 from xlapy import lax
@@ -28,6 +29,7 @@ from xlapy.numpy._promotion import (
     promote_dtypes_inexact,
     real_dtype,
 )
+from xlapy.numpy._sorting import nonzero
 from xlapy.numpy._ufuncs import greater, less
 
 
@@ -303,8 +305,6 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf: float | None = No
 
 
 def _ml_finfo(dtype):
-    import ml_dtypes
-
     return ml_dtypes.finfo(dtype)
 
 
@@ -399,9 +399,7 @@ def where(condition, x=None, y=None, /, *, size=None,
     """`x` where `condition`, else `y` (broadcast, promoted). With only
     `condition` it is `xnp.nonzero(condition, size=, fill_value=)`."""
     if x is None and y is None:
-        import xlapy.numpy as xnp
-
-        return xnp.nonzero(condition, size=size, fill_value=fill_value)
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("xnp.where takes either one argument or three")
     if size is not None or fill_value is not None:

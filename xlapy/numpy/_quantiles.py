@@ -16,7 +16,7 @@ import numpy as np
 
 from xlapy import lax
 from xlapy.core import dtypes
-from xlapy.core.trace import Array, as_array
+from xlapy.core.trace import Array, Tracer, as_array
 from xlapy.numpy._promotion import (
     canonicalize_axes,
     constant_like,
@@ -117,8 +117,6 @@ def _read(ordered: Array, position: Array, count: Array, method: str) -> Array:
 
 
 def _check_q(q: Array, name: str) -> None:
-    from xlapy.core.trace import Tracer
-
     if isinstance(q, Tracer):
         return
     values = np.asarray(q)

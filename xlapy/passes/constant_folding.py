@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from xlapy.errors import XlapyError
+from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
 from xlapy.hlo.mutation import NameUniquer, forward_operands
 from xlapy.hlo.opcode import COLLECTIVE, Opcode
@@ -112,8 +113,6 @@ class _Folder:
         """The instruction's value if it may and can be folded, else None."""
         if not self.may_fold(instruction):
             return None
-        from xlapy.hlo.evaluator.evaluator import Evaluator
-
         try:
             with np.errstate(all="ignore"):
                 operands = [_constant_value(op) for op in instruction.operands]
@@ -166,8 +165,6 @@ def _is_constant_like(instruction: HloInstruction) -> bool:
 
 
 def _constant_value(instruction: HloInstruction):
-    from xlapy.hlo.evaluator.evaluator import Evaluator
-
     if instruction.opcode is Opcode.TUPLE:
         return tuple(_constant_value(o) for o in instruction.operands)
     operands = [_constant_value(o) for o in instruction.operands]

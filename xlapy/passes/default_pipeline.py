@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from xlapy.flags import debug_options
 from xlapy.hlo.ir import HloModule
 from xlapy.passes.algebraic_simplifier import AlgebraicSimplifier
 from xlapy.passes.call_inliner import CallInliner
@@ -24,6 +25,7 @@ from xlapy.passes.constant_folding import HloConstantFolding
 from xlapy.passes.cse import HloCSE
 from xlapy.passes.dce import HloDCE
 from xlapy.passes.defuser import Defuser
+from xlapy.passes.dump import dumper_for
 from xlapy.passes.flatten_call_graph import FlattenCallGraph
 from xlapy.passes.fusion import InstructionFusion
 from xlapy.passes.layout_agreement import LayoutAgreement
@@ -114,9 +116,6 @@ def optimize(module: HloModule, pipeline: Pipeline | None = None, *,
     (`xlapy.passes.dump.dumper_for`) so its files share the module's number.
     Returns whether anything changed.
     """
-    from xlapy.flags import debug_options
-    from xlapy.passes.dump import dumper_for
-
     flags = flags if flags is not None else debug_options()
     pipeline = pipeline if pipeline is not None else default_pipeline(extra_passes)
     dumper = dumper if dumper is not None else dumper_for(module, flags)

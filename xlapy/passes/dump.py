@@ -35,6 +35,7 @@ import re
 import sys
 import warnings
 
+from xlapy.flags import debug_options
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
 from xlapy.hlo.opcode import DATA_MOVEMENT, ELEMENTWISE, REDUCTION, Opcode
 from xlapy.passes.pipeline import PIPELINE_START, PassEvent
@@ -154,8 +155,6 @@ def should_dump_module(module_name: str, flags) -> bool:
 def dumper_for(module: HloModule, flags=None) -> ModuleDumper | None:
     """A dumper for `module` if the flags (default `XLAPY_FLAGS`) ask for its dumps."""
     if flags is None:
-        from xlapy.flags import debug_options
-
         flags = debug_options()
     return ModuleDumper(module, flags) if should_dump_module(module.name, flags) else None
 

@@ -22,7 +22,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from xlapy.errors import VerifierError
+from xlapy.flags import debug_options
 from xlapy.hlo.ir import HloModule
+from xlapy.hlo.verifier import verify
 from xlapy.passes.pass_interface import Pass
 
 PIPELINE_START = "pipeline-start"
@@ -66,8 +68,6 @@ class RunOptions:
                    verify: bool | None = None) -> RunOptions:
         """Options from parsed flags (`XLAPY_FLAGS` when `options` is None);
         `verify`, when given, overrides `--xlapy_verify_hlo_passes`."""
-        from xlapy.flags import debug_options
-
         flags = options if options is not None else debug_options()
         if flags.xla_disable_hlo_passes and flags.xla_enable_hlo_passes_only:
             raise ValueError("--xla_disable_hlo_passes and --xla_enable_hlo_passes_only "
@@ -206,8 +206,6 @@ def _notify(options: RunOptions, event: PassEvent) -> None:
 
 
 def _verify(module: HloModule, pipeline: str, after: str) -> None:
-    from xlapy.hlo.verifier import verify
-
     try:
         verify(module)
     except VerifierError as e:

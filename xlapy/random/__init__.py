@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from xlapy.core.trace import Array, as_array
+from xlapy.numpy._promotion import canonicalize_axis
 from xlapy.random._discrete import categorical, choice, permutation, shuffle_along
 from xlapy.random._samplers import (
     bernoulli,
@@ -101,8 +102,6 @@ def bits(key, shape=(), dtype=None) -> Array:
 def shuffle(key, x, axis: int = 0) -> Array:
     """Deprecated in JAX in favour of permutation(independent=True): x with the
     entries of each lane along `axis` permuted independently."""
-    from xlapy.numpy._promotion import canonicalize_axis
-
     x = as_array(x)
     return shuffle_along(check_key("shuffle", key), x, canonicalize_axis(axis, x.ndim))
 

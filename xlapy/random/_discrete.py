@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+import xlapy.numpy as xnp
 from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, Tracer, as_array
@@ -56,8 +57,6 @@ def shuffle_along(key: Array, x: Array, axis: int) -> Array:
 
 
 def _take(x: Array, indices: Array, axis: int) -> Array:
-    import xlapy.numpy as xnp
-
     return xnp.take(x, indices, axis=axis)
 
 

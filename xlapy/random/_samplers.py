@@ -12,6 +12,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+import xlapy.numpy as xnp
 from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, as_array
@@ -148,8 +149,6 @@ def _next_after(x: Array, up: bool) -> Array:
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "cholesky"):
     """Normal vectors with the given mean (..., n) and covariance (..., n, n):
     mean + L z with L the Cholesky factor of cov, as JAX's default method."""
-    import xlapy.numpy as xnp
-
     key = check_key("multivariate_normal", key)
     if method != "cholesky":
         raise NotImplementedError(f"multivariate_normal: method {method!r} needs an "

@@ -17,10 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
+import xlapy
+from xlapy.aot import TARGETS, compile_aot, trace, write_test
+from xlapy.aot.trace import bind_constants, load_function
+from xlapy.hlo import parse
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from xlapy.aot import TARGETS
-
     parser.add_argument("source", help="an HLO text file, or module:function (file.py:function)")
     parser.add_argument("--arg", action="append", default=[], metavar="SHAPE",
                         help="a Python function's argument shape, e.g. f32[100,784] (repeat)")
@@ -37,10 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from xlapy.aot import compile_aot, trace, write_test
-    from xlapy.aot.trace import bind_constants, load_function
-    from xlapy.hlo import parse
-
     constants = _load_npz(args.constants_from) if args.constants_from else {}
     source = Path(args.source)
     if source.suffix in (".hlo", ".txt", ".mlir") or source.is_file():
@@ -61,8 +60,6 @@ def run(args: argparse.Namespace) -> int:
           + ", ".join(r.describe() for r in sig.results)
           + f", {sig.temp_bytes:,} bytes of temp, for {args.target}")
     if args.emit_test:
-        import xlapy
-
         rng = np.random.default_rng(0)
         inputs = [_example(a, rng) for a in sig.arguments]
         expected = xlapy.execute(module, inputs, backend="interpreter")

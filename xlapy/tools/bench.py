@@ -42,7 +42,7 @@ def _suite():
                          f"none next to {root} (install with pip install -e from a clone)")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    from benchmarks import suite
+    from benchmarks import suite  # the checkout's benchmarks/, not installed with the package
 
     return suite
 
@@ -50,14 +50,14 @@ def _suite():
 def run(args: argparse.Namespace) -> int:
     suite = _suite()
     if args.list:
-        from benchmarks.workloads import WORKLOADS
+        from benchmarks.workloads import WORKLOADS  # the checkout's, as above
 
         for w in WORKLOADS:
             print(f"{w.name:<14} {w.title}")
         print(f"{'memory':<14} encoder training: largest batch within --memory-budget")
         return 0
     if args.plot:
-        from benchmarks.harness import require_matplotlib
+        from benchmarks.harness import require_matplotlib  # the checkout's, as above
 
         require_matplotlib()
     report = suite.run(args.workloads, tiny=args.tiny, memory_budget_bytes=args.memory_budget)
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         suite.write_json(report, args.json)
         print(f"results: {args.json}")
     if args.plot:
-        from benchmarks.harness import plot
+        from benchmarks.harness import plot  # the checkout's, as above
 
         plot(report["results"], args.plot)
         print(f"chart: {args.plot}")

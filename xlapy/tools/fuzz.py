@@ -26,6 +26,12 @@ import sys
 
 import numpy as np
 
+from xlapy.fuzz import campaign, jobs
+from xlapy.fuzz.parser_campaign import run_parser_campaign
+from xlapy.fuzz.reduce import reduce_module
+from xlapy.fuzz.sandbox import Sandbox
+from xlapy.hlo import parse
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="campaign", required=True)
@@ -65,8 +71,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _campaign(args: argparse.Namespace) -> int:
-    from xlapy.fuzz import campaign
-
     if args.campaign == "jax":
         try:
             import jax  # noqa: F401
@@ -84,8 +88,6 @@ def _campaign(args: argparse.Namespace) -> int:
 
 
 def _parser(args: argparse.Namespace) -> int:
-    from xlapy.fuzz.parser_campaign import run_parser_campaign
-
     summary = run_parser_campaign(args.mutations, seed=args.seed, jobs=args.workers,
                                   log=lambda line: print(line, file=sys.stderr))
     print(json.dumps(summary, indent=1, default=str))
@@ -93,11 +95,6 @@ def _parser(args: argparse.Namespace) -> int:
 
 
 def _reduce(args: argparse.Namespace) -> int:
-    from xlapy.fuzz import jobs
-    from xlapy.fuzz.reduce import reduce_module
-    from xlapy.fuzz.sandbox import Sandbox
-    from xlapy.hlo import parse
-
     with open(args.file, "rb") as f:
         text = parse(f.read()).to_text()   # bad text: a ParseError with its position
     with np.load(args.args) as data:

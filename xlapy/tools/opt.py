@@ -16,6 +16,14 @@ import argparse
 import sys
 
 from xlapy.hlo import parse
+from xlapy.passes.default_pipeline import (
+    PASS_REGISTRY,
+    available_passes,
+    default_pipeline,
+    make_passes,
+    optimize,
+)
+from xlapy.passes.pipeline import Pipeline
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,13 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from xlapy.passes.default_pipeline import (
-        default_pipeline,
-        make_passes,
-        optimize,
-    )
-    from xlapy.passes.pipeline import Pipeline
-
     if args.list_passes:
         print(list_passes())
         return 0
@@ -63,8 +64,6 @@ def run(args: argparse.Namespace) -> int:
 
 def list_passes() -> str:
     """Every registered pass (marked when not yet available) and the default pipeline."""
-    from xlapy.passes.default_pipeline import PASS_REGISTRY, available_passes, default_pipeline
-
     available = available_passes()
     width = max(len(name) for name in PASS_REGISTRY)
     lines = ["passes (for --passes):"]

@@ -27,6 +27,7 @@ import numpy as np
 from xlapy.backends import get_backend
 from xlapy.hlo import parse
 from xlapy.hlo.dtypes import PrimitiveType
+from xlapy.passes.default_pipeline import optimize
 from xlapy.tools.fake_data import fake_arguments
 
 
@@ -63,8 +64,6 @@ def _run_file(path: str, args: argparse.Namespace) -> int:
     arguments = load_inputs(module, args.inputs) if args.inputs else \
         fake_arguments(module, args.seed)
     if args.run_test_hlo_passes:
-        from xlapy.passes.default_pipeline import optimize
-
         optimize(module)
     executable = get_backend(args.backend).compile(module)
     start = time.perf_counter()

@@ -14,11 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from xlapy.backends.cpu import llvm_target
 from xlapy.backends.cpu.kernels import gemm
 from xlapy.backends.cpu.kernels.gemm_blocked import blocked_gemm
 from xlapy.backends.cpu.kernels.gemm_microkernel import Blocking, blocking, vector_bits
 from xlapy.backends.cpu.kernels.gemm_simple import simple_gemm
-from xlapy.codegen import ir_types, llvm_target
+from xlapy.codegen import ir_types
 from xlapy.hlo.dtypes import PrimitiveType
 
 FLOATS = [np.float32, np.float64]

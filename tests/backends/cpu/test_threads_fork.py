@@ -22,6 +22,9 @@ import pytest
 
 import xlapy
 import xlapy.numpy as xnp
+from xlapy.backends.cpu import executable as cpu_executable
+from xlapy.errors import ExecutionError
+from xlapy.hlo import parse
 
 ROOT = Path(__file__).resolve().parents[3]
 THREADS = 8
@@ -177,16 +180,12 @@ def test_an_executable_re_entered_from_inside_its_own_call(monkeypatch):
     lock is the outer call's: the inner one gets its own table and temporaries). The
     inner call must finish right and not take the outer call's error; the outer call
     then raises its own."""
-    from xlapy.backends.cpu import fallback
-    from xlapy.errors import ExecutionError
-    from xlapy.hlo import parse
-
     module = parse(NESTED)
     executable = xlapy.compile(module, backend="cpu")
     assert [i.opcode.value for i in executable.fallbacks] == ["fft", "fft"]
     rng = np.random.default_rng(3)
     x, y = (rng.standard_normal(16).astype(np.complex64) * 0.1 for _ in range(2))
-    original, calls, inner = fallback.run_fallback, [], []
+    original, calls, inner = cpu_executable.run_fallback, [], []
 
     def nested(exe, instruction, table_address):
         calls.append(table_address)
@@ -196,7 +195,7 @@ def test_an_executable_re_entered_from_inside_its_own_call(monkeypatch):
             inner.append(exe.execute(y))      # re-entered from the same thread
         original(exe, instruction, table_address)
 
-    monkeypatch.setattr(fallback, "run_fallback", nested)
+    monkeypatch.setattr(cpu_executable, "run_fallback", nested)
     with pytest.raises(ExecutionError, match="outer failure"):
         executable.execute(x)
     monkeypatch.undo()

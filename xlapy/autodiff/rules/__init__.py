@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xlapy.errors import CompileError
 from xlapy.hlo.opcode import Opcode
 
 VJP: dict[Opcode, Callable] = {}
@@ -63,11 +64,8 @@ def non_differentiable(reason: str, *opcodes: Opcode) -> None:
 
 def no_rule(instruction, mode: str):
     """The error for differentiating an op that has no rule in `mode`."""
-    from xlapy.autodiff.rules.nondifferentiable import UNSUPPORTED
-    from xlapy.errors import CompileError
-
     op = instruction.opcode
-    why = UNSUPPORTED.get(op, f"no {mode}-mode rule for this opcode")
+    why = nondifferentiable.UNSUPPORTED.get(op, f"no {mode}-mode rule for this opcode")
     return CompileError(f"cannot differentiate {op.value} ({instruction.name}) in {mode} "
                         f"mode: {why}")
 

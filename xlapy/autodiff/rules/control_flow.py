@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from xlapy import lax
+from xlapy.autodiff import forward, reverse
 from xlapy.autodiff.rules import jvp, vjp, vjp_forward
 from xlapy.autodiff.rules._util import instantiate, zeros_like
 from xlapy.autodiff.tape import (
@@ -30,6 +31,7 @@ from xlapy.autodiff.tape import (
 )
 from xlapy.errors import CompileError
 from xlapy.hlo.attributes import ComparisonDirection
+from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.opcode import Opcode
 
@@ -104,8 +106,6 @@ def _increments(body: HloComputation, index: int) -> bool:
 
 
 def _count_iterations(node, values) -> int:
-    from xlapy.hlo.evaluator.evaluator import Evaluator
-
     evaluator = Evaluator()
     condition, body = node.attr("condition"), node.attr("body")
     state, count = tuple(values), 0
@@ -145,8 +145,6 @@ def _while_forward(node):
 
 @vjp(Opcode.WHILE)
 def _while_vjp(node, ct):
-    from xlapy.autodiff.reverse import vjp_computation
-
     n, varying, stacks = node.residuals
     body = node.attr("body")
     init = tuple(node.operands[0])
@@ -161,7 +159,7 @@ def _while_vjp(node, ct):
         carry = list(init)
         for s, k in zip(stacks, varying):
             carry[k] = lax.dynamic_index_in_dim(s, i, 0, keepdims=False)
-        _, pullback = vjp_computation(body, [tuple(carry)])
+        _, pullback = reverse.vjp_computation(body, [tuple(carry)])
         seed = [None] * len(init)
         for c, k in zip(cts, floats):
             seed[k] = c
@@ -177,15 +175,13 @@ def _while_vjp(node, ct):
 
 @vjp(Opcode.CONDITIONAL)
 def _conditional_vjp(node, ct):
-    from xlapy.autodiff.reverse import vjp_computation
-
     index, branches = _branch_index(node)
     operands = tuple(node.operands[1:])
     ct = instantiate(ct, node.result)
 
     def branch_vjp(b):
         def run(ops, ct):
-            _, pullback = vjp_computation(branches[b], [ops[b]])
+            _, pullback = reverse.vjp_computation(branches[b], [ops[b]])
             (ct_b,) = pullback([ct])
             return tuple(instantiate(ct_b, op) if k == b else zeros_like(op)
                          for k, op in enumerate(ops))
@@ -208,8 +204,6 @@ def _branch_index(node):
 # -- forward mode ----------------------------------------------------------------------------
 @jvp(Opcode.WHILE, joint=True)
 def _while_jvp(node, tangents):
-    from xlapy.autodiff.forward import jvp_computation
-
     condition, body = node.attr("condition"), node.attr("body")
     init = tuple(node.operands[0])
     floats = [i for i, x in enumerate(init) if is_differentiable_type(x.dtype)]
@@ -224,7 +218,7 @@ def _while_jvp(node, tangents):
         full = [None] * len(carry)
         for t, k in zip(tans, floats):
             full[k] = t
-        out, out_t = jvp_computation(body, [tuple(carry)], [tuple(full)])
+        out, out_t = forward.jvp_computation(body, [tuple(carry)], [tuple(full)])
         out_t = instantiate(out_t, out)
         return tuple(out), tuple(out_t[k] for k in floats)
 
@@ -237,15 +231,13 @@ def _while_jvp(node, tangents):
 
 @jvp(Opcode.CONDITIONAL, joint=True)
 def _conditional_jvp(node, tangents):
-    from xlapy.autodiff.forward import jvp_computation
-
     index, branches = _branch_index(node)
     operands = tuple(node.operands[1:])
     tans = tuple(instantiate(t, op) for t, op in zip(tangents[1:], operands))
 
     def branch_jvp(b):
         def run(ops, tans):
-            out, out_t = jvp_computation(branches[b], [ops[b]], [tans[b]])
+            out, out_t = forward.jvp_computation(branches[b], [ops[b]], [tans[b]])
             return out, instantiate(out_t, out)
         return run
 

@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from xlapy import lax
+from xlapy.autodiff import api
 from xlapy.autodiff.rules import jvp, vjp
 from xlapy.autodiff.rules._util import instantiate, linear_jvp, rebind, zeros_like
 from xlapy.core import dtypes
@@ -396,8 +397,6 @@ def _bn_grad_fn(node):
 
 @jvp(Op.BATCH_NORM_GRAD)
 def _bn_grad_jvp(node, tangents):
-    from xlapy.autodiff import api
-
     tangents = [instantiate(t, o) for t, o in zip(tangents, node.operands)]
     _, out_tangents = api.jvp(_bn_grad_fn(node), tuple(node.operands), tuple(tangents))
     return tuple(out_tangents)
@@ -405,7 +404,5 @@ def _bn_grad_jvp(node, tangents):
 
 @vjp(Op.BATCH_NORM_GRAD)
 def _bn_grad_vjp(node, ct):
-    from xlapy.autodiff import api
-
     _, pullback = api.vjp(_bn_grad_fn(node), *node.operands)
     return list(pullback(tuple(instantiate(ct, node.result))))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from xlapy import lax
+from xlapy.autodiff import forward
 from xlapy.autodiff.rules import jvp, vjp
 from xlapy.autodiff.rules._util import constant, instantiate, linear_jvp, zeros_like
 from xlapy.autodiff.tape import is_differentiable_type, known_value
@@ -101,8 +102,6 @@ def generic_jvp(node, tangents):
 
 def _jvp_body(computation: HloComputation, n: int, diff: tuple[int, ...]):
     """fn(acc..., acc_t..., x..., x_t...) -> (reducer(acc, x)..., its tangents...)."""
-    from xlapy.autodiff.forward import jvp_computation  # forward imports the rules
-
     m = len(diff)
 
     def body(*args):
@@ -110,7 +109,7 @@ def _jvp_body(computation: HloComputation, n: int, diff: tuple[int, ...]):
         tangents = [None] * (2 * n)
         for k, i in enumerate(diff):
             tangents[i], tangents[n + i] = accs[n + k], xs[n + k]
-        outs, outs_t = jvp_computation(computation, [*accs[:n], *xs[:n]], tangents)
+        outs, outs_t = forward.jvp_computation(computation, [*accs[:n], *xs[:n]], tangents)
         outs = outs if isinstance(outs, tuple) else (outs,)
         outs_t = outs_t if isinstance(outs_t, tuple) else (outs_t,)
         return [*outs, *(instantiate(outs_t[i], outs[i]) for i in diff)]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from xlapy import lax
+from xlapy.autodiff import forward, reverse
 from xlapy.autodiff.rules import jvp, vjp
 from xlapy.autodiff.rules._util import full, instantiate, linear_jvp, rebind, zeros_like
 from xlapy.autodiff.rules.nondifferentiable import unsupported
@@ -257,8 +258,6 @@ def _map_of(node, scalar_fn, extra, out_dtype, name):
 @jvp(Op.MAP)
 def _map_jvp(node, tangents):
     """map of the mapped computation's JVP, taking each active tangent's element."""
-    from xlapy.autodiff.forward import jvp_computation
-
     if not is_differentiable_type(node.result.dtype):
         return None
     computation = node.attr("to_apply")
@@ -269,7 +268,7 @@ def _map_jvp(node, tangents):
         ts = [None] * n
         for i, t in zip(active, args[n:]):
             ts[i] = t
-        out, tangent = jvp_computation(computation, list(args[:n]), ts)
+        out, tangent = forward.jvp_computation(computation, list(args[:n]), ts)
         return tangent if tangent is not None else zeros_like(out)
 
     return _map_of(node, scalar_jvp, [tangents[i] for i in active], node.result.dtype,
@@ -286,12 +285,10 @@ def _map_vjp(node, ct):
 
 
 def _map_vjp_one(node, computation, i, ct, n):
-    from xlapy.autodiff.reverse import vjp_computation
-
     wrt = [j == i for j in range(n)]
 
     def scalar_vjp(*args):
-        _, pullback = vjp_computation(computation, list(args[:n]), wrt)
+        _, pullback = reverse.vjp_computation(computation, list(args[:n]), wrt)
         g = pullback([args[n]])[i]
         return g if g is not None else zeros_like(args[i])
 

@@ -17,8 +17,10 @@ the hardware's; NaNs stay (quiet) NaNs with the sign kept.
 
 from __future__ import annotations
 
+import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
+from xlapy.backends.cpu import llvm_target, runtime_library
 from xlapy.backends.cpu.fork_safe import ForkSafeLock
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.elemental_extra import f64_to_f32_odd
@@ -92,15 +94,11 @@ def ensure() -> None:
     with _LOCK:
         if _LOADED:
             return
-        import llvmlite.binding as llvm
-
-        from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, new_module
-        from xlapy.backends.cpu.runtime_library import cached_object
-
-        module = new_module("xlapy_builtins")
+        module = llvm_target.new_module("xlapy_builtins")
         add_to(module)
-        loaded = LoadedObject(cached_object("builtins", module, compile_to_object),
-                              check_symbols=False)
+        compiled = runtime_library.cached_object("builtins", module,
+                                                 llvm_target.compile_to_object)
+        loaded = llvm_target.LoadedObject(compiled, check_symbols=False)
         for name in _BODIES:
             llvm.add_symbol(name, loaded.address(name))
         _LOADED.append(loaded)

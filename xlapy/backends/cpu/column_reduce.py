@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
+from xlapy.backends.cpu import codegen
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.ir_array import IrArray, minor_to_major
@@ -110,14 +111,12 @@ def _simple_column_reduce(reduce: HloInstruction, shape: Shape, reduced: int) ->
 
 
 def emit_column_reduction(cg, instruction) -> bool:
-    from xlapy.backends.cpu.codegen import _KernelContext
-
     plan = _plan(instruction)
     if plan is None:
         return False
     k = cg.loop_kernel(instruction)
     scope = Scope(k.b)
-    g = Generator(_KernelContext(cg, k.b), scope, k.arrays)
+    g = Generator(codegen._KernelContext(cg, k.b), scope, k.arrays)
     chunk = _chunk(plan.columns, cg.options.threads)
     _emit_loops(g, scope, plan, k.outputs, k.begin, k.end, chunk)
     k.b.ret_void()

@@ -45,8 +45,11 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import llvmlite
+import llvmlite.binding as llvm
 import numpy as np
 
+from xlapy import version as xlapy_version
 from xlapy.backends.cpu import options as _options  # noqa: F401  declares xlapy_cpu_cache_dir
 from xlapy.flags import DebugOptions, debug_options
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
@@ -439,12 +442,7 @@ def cache_key(fingerprint: str, options_key: str, target: str) -> str:
     - `options_key`: the flags compilation depends on (`CpuOptions.key()`);
     - `target`: triple, CPU name and features the object was compiled for.
     """
-    import llvmlite
-    import llvmlite.binding as llvm
-
-    import xlapy
-
-    parts = ["xlapy-cpu-object", FORMAT_VERSION, xlapy.__version__, _source_digest(),
+    parts = ["xlapy-cpu-object", FORMAT_VERSION, xlapy_version.__version__, _source_digest(),
              llvmlite.__version__, ".".join(map(str, llvm.llvm_version_info)),
              fingerprint, options_key, target]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()

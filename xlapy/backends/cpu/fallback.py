@@ -10,6 +10,7 @@ import ctypes
 import numpy as np
 
 from xlapy.codegen.ir_array import minor_to_major
+from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.opcode import Opcode as Op
 
 
@@ -60,8 +61,6 @@ def _write(executable, table_address, instruction, value, index=()):
 
 
 def run_fallback(executable, instruction, table_address: int) -> None:
-    from xlapy.hlo.evaluator.evaluator import Evaluator
-
     evaluator = getattr(executable, "_evaluator", None)
     if evaluator is None:
         evaluator = executable._evaluator = Evaluator()

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import os
 
 import numpy as np
 
@@ -115,6 +116,4 @@ class GuardedBlock:
 
 
 def _errno_text() -> str:
-    import os
-
     return os.strerror(ctypes.get_errno())

@@ -20,6 +20,8 @@ from __future__ import annotations
 import resource
 from pathlib import Path
 
+from xlapy.analysis.buffer_assignment import human_bytes
+
 CHECK_FROM = 64 << 20
 """Requests of at least this many bytes are checked against `available_bytes`."""
 _UNLIMITED = 1 << 60
@@ -51,8 +53,6 @@ def allocation_failed(nbytes: int, what: str) -> MemoryError:
 
 
 def _human(n: int) -> str:
-    from xlapy.analysis.buffer_assignment import human_bytes
-
     return human_bytes(n)
 
 

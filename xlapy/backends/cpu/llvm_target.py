@@ -14,7 +14,9 @@ import functools
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
+from xlapy.backends.cpu import builtins
 from xlapy.backends.cpu.fork_safe import ForkSafeLock
+from xlapy.backends.cpu.object_file import undefined_symbols
 from xlapy.errors import CompileError
 
 _LOCK = ForkSafeLock()
@@ -170,9 +172,6 @@ def resolve_externals(object_code: bytes) -> None:
     float builtins are registered when it needs them; anything else unknown (a
     runtime kernel never loaded, a library function this process lacks) is a
     CompileError here instead of a call to address zero when the code runs."""
-    from xlapy.backends.cpu import builtins
-    from xlapy.backends.cpu.object_file import undefined_symbols
-
     try:
         names = undefined_symbols(object_code)
     except (ValueError, IndexError, UnicodeDecodeError) as e:

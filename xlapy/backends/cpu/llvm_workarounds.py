@@ -22,13 +22,13 @@ import functools
 
 import llvmlite.binding as llvm
 
+from xlapy.backends.cpu.llvm_target import _LOCK
+
 OPTIONS = ("-force-tail-folding-style=none",)
 
 
 @functools.cache
 def apply() -> None:
-    from xlapy.backends.cpu.llvm_target import _LOCK
-
     with _LOCK:
         for option in OPTIONS:
             llvm.set_option("", option)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from xlapy.backends.cpu.parallel import TASK_TYPE
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.ir_array import minor_to_major
@@ -109,8 +110,6 @@ def kernel_function(module: ir.Module, name: str, n_pointers: int,
 def task_wrapper(module: ir.Module, kernel: ir.Function, n_pointers: int) -> ir.Function:
     """`void task(i8* ctx, i64 begin, i64 end)` calling `kernel` with the pointers
     stored at ctx (an array of i8*), for `parallel_for`."""
-    from xlapy.backends.cpu.parallel import TASK_TYPE
-
     fn = ir.Function(module, TASK_TYPE, kernel.name + ".task")
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))

@@ -13,6 +13,7 @@ import ctypes
 import functools
 import platform
 
+import llvmlite.binding as llvm
 import numpy as np
 
 from xlapy.backends.cpu import llvm_target
@@ -58,8 +59,6 @@ done:
 
 @functools.cache
 def _libm_loop(function: str, binary: bool):
-    import llvmlite.binding as llvm
-
     params = "x86_fp80, x86_fp80" if binary else "x86_fp80"
     args = "x86_fp80 %ex, x86_fp80 %ey" if binary else "x86_fp80 %ex"
     tm = llvm_target.target_machine()
@@ -82,7 +81,7 @@ def _libm(function: str, x: np.ndarray, y: np.ndarray | None) -> np.ndarray:
 
 
 def _mpmath(name: str, x: np.ndarray, y: np.ndarray | None) -> np.ndarray:
-    import mpmath as mp
+    import mpmath as mp  # optional: only where long double is not x86's 80-bit type
 
     functions = {
         "exponential": mp.exp, "exponential-minus-one": mp.expm1, "log": mp.log,

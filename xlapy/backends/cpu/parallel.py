@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from xlapy.backends.cpu import runtime_library
+from xlapy.backends.cpu.thread_pool import pool_parallel_for
+from xlapy.codegen.loops import for_range
+
 I8P = ir.IntType(8).as_pointer()
 I64 = ir.IntType(64)
 I32 = ir.IntType(32)
@@ -43,15 +47,11 @@ def parallel_for(module: ir.Module) -> ir.Function:
     Pool threads run the pool's code for the rest of the process, so code that
     can be unloaded (every JIT module) must not carry a pool of its own."""
     if not getattr(module, "xlapy_inline_runtime", False):
-        from xlapy.backends.cpu.runtime_library import pool_declaration
-
         if getattr(module, "xlapy_runtime", None) is None:
             module.xlapy_runtime = set()
-        return pool_declaration(module)
+        return runtime_library.pool_declaration(module)
     if PARALLEL_FOR in module.globals:
         return module.globals[PARALLEL_FOR]
-    from xlapy.backends.cpu.thread_pool import pool_parallel_for
-
     return pool_parallel_for(module, PARALLEL_FOR, TASK_TYPE, spawning_parallel_for(module))
 
 
@@ -91,8 +91,6 @@ def spawning_parallel_for(module: ir.Module) -> ir.Function:
 
     def bound(t):
         return b.sdiv(b.mul(t, n), k)
-
-    from xlapy.codegen.loops import for_range
 
     with for_range(b, ir.Constant(I64, 1), k) as t:
         slot = b.gep(closures, [t])

@@ -13,9 +13,17 @@ from __future__ import annotations
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
+import numpy as np
 
+from xlapy.backends.cpu import parallel
+from xlapy.backends.cpu.disk_cache import cache_key, default_cache, object_problem
 from xlapy.backends.cpu.fork_safe import ForkSafeLock
+from xlapy.backends.cpu.kernels import gemm
+from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, host_target, new_module
+from xlapy.backends.cpu.thread_pool import pool_parallel_for
 from xlapy.codegen import ir_types as T
+from xlapy.codegen.ir_types import storage_type
+from xlapy.hlo.dtypes import PrimitiveType
 
 _LOCK = ForkSafeLock(reentrant=True)   # building the GEMM builds the pool
 _LOADED: dict[str, object] = {}   # symbol -> LoadedObject keeping its code alive
@@ -25,16 +33,11 @@ POOL_SYMBOL = "xlapy_rt_parallel_for"
 
 
 def gemm_symbol(dtype, threads: int) -> str:
-    import numpy as np
-
     return f"xlapy_rt_gemm_{np.dtype(dtype).name}_t{threads}"
 
 
 def gemm_declaration(module: ir.Module, dtype, threads: int) -> ir.Function:
     """The runtime GEMM for `dtype`, declared in `module` (resolved at load time)."""
-    from xlapy.codegen.ir_types import storage_type
-    from xlapy.hlo.dtypes import PrimitiveType
-
     name = gemm_symbol(dtype, threads)
     ensure_gemm(dtype, threads)
     needs = getattr(module, "xlapy_runtime", None)
@@ -60,14 +63,13 @@ def ensure(needs) -> None:
 
 def pool_declaration(module: ir.Module) -> ir.Function:
     """The process's thread-pool `parallel_for`, declared in `module`."""
-    from xlapy.backends.cpu.parallel import TASK_TYPE
-
     ensure_pool()
     module.xlapy_runtime.add(("pool", "", 0))
     if POOL_SYMBOL in module.globals:
         return module.globals[POOL_SYMBOL]
-    return ir.Function(module, ir.FunctionType(ir.VoidType(), [TASK_TYPE.as_pointer(), T.I8P,
-                                                               T.I64, T.I64]), POOL_SYMBOL)
+    task = parallel.TASK_TYPE.as_pointer()
+    return ir.Function(module, ir.FunctionType(ir.VoidType(), [task, T.I8P, T.I64, T.I64]),
+                       POOL_SYMBOL)
 
 
 def ensure_pool() -> None:
@@ -75,13 +77,9 @@ def ensure_pool() -> None:
     with _LOCK:
         if POOL_SYMBOL in _LOADED:
             return
-        from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, new_module
-        from xlapy.backends.cpu.parallel import TASK_TYPE, spawning_parallel_for
-        from xlapy.backends.cpu.thread_pool import pool_parallel_for
-
         module = new_module(POOL_SYMBOL)
-        pool_parallel_for(module, POOL_SYMBOL, TASK_TYPE, spawning_parallel_for(module),
-                          linkage="external")
+        pool_parallel_for(module, POOL_SYMBOL, parallel.TASK_TYPE,
+                          parallel.spawning_parallel_for(module), linkage="external")
         loaded = LoadedObject(cached_object(POOL_SYMBOL, module, compile_to_object))
         llvm.add_symbol(POOL_SYMBOL, loaded.address(POOL_SYMBOL))
         _LOADED[POOL_SYMBOL] = loaded
@@ -93,12 +91,9 @@ def ensure_gemm(dtype, threads: int) -> None:
     with _LOCK:
         if name in _LOADED:
             return
-        from xlapy.backends.cpu.kernels.gemm import gemm_function
-        from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, new_module
-
         module = new_module(name)
         module.xlapy_runtime = set()   # its parallel bands run on the shared pool
-        inner = gemm_function(module, dtype, threads)
+        inner = gemm.gemm_function(module, dtype, threads)
         wrapper = ir.Function(module, inner.function_type, name)
         b = ir.IRBuilder(wrapper.append_basic_block("entry"))
         b.call(inner, list(wrapper.args))
@@ -113,9 +108,6 @@ def cached_object(name: str, module: ir.Module, compile_fn) -> bytes:
     """The object code of runtime module `name`, from the on-disk cache or `compile_fn`.
     Its caller loads it as machine code at once, so a cached object that does not
     look like one for this machine (`object_problem`) is discarded and rebuilt."""
-    from xlapy.backends.cpu.disk_cache import cache_key, default_cache, object_problem
-    from xlapy.backends.cpu.llvm_target import host_target
-
     cache = default_cache()
     if cache is None:
         return compile_fn(module)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import mpmath as mp
 
-from xlapy.codegen.math.fit import removable
+from xlapy.codegen.math.fit import removable, show
 
 R_EXP = 0.3466
 """|r| after exp's reduction r = x - k·ln2 (ln2/2 plus rounding)."""
@@ -64,3 +64,13 @@ ALL = [
     _erfc_interval("ERF1_F32", 1, 2.2, 9),
     _erfc_interval("ERF2_F32", 2.2, 4, 9),
 ]
+
+
+def main():
+    """Print every coefficient tuple (`python -m xlapy.codegen.math._fits`)."""
+    for args in ALL:
+        show(*args)
+
+
+if __name__ == "__main__":
+    main()

@@ -4,7 +4,7 @@
 exchange algorithm in mpmath's 40-digit arithmetic; `rounded_error` measures
 the error after the coefficients are rounded to doubles. The coefficient
 tuples in the emitter modules were printed by `python -m
-xlapy.codegen.math.fit`; nothing here runs when a program is compiled.
+xlapy.codegen.math._fits`; nothing here runs when a program is compiled.
 """
 
 from __future__ import annotations
@@ -141,14 +141,3 @@ def removable(g, at_zero):
                 return +g(x)
         return g(x)
     return safe
-
-
-def main():
-    from xlapy.codegen.math import _fits
-
-    for args in _fits.ALL:
-        show(*args)
-
-
-if __name__ == "__main__":
-    main()

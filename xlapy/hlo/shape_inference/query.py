@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from xlapy.errors import ShapeError
 from xlapy.hlo.dtypes import PrimitiveType
+from xlapy.hlo.ir import HloComputation
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
 
@@ -151,8 +152,6 @@ class Query:
 
     def computation(self, name: str):
         """A called computation; checks it has a root and numbered parameters."""
-        from xlapy.hlo.ir import HloComputation
-
         value = self._get(name, REQUIRED)
         if not isinstance(value, HloComputation):
             self.fail(f"attribute {name} must be a computation, got {value!r}")
@@ -160,8 +159,6 @@ class Query:
         return value
 
     def computations(self, name: str) -> tuple:
-        from xlapy.hlo.ir import HloComputation
-
         value = self._get(name, REQUIRED)
         if not isinstance(value, (tuple, list)) or not all(
                 isinstance(c, HloComputation) for c in value):

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from xlapy.backends.cpu import codegen
+from xlapy.backends.cpu.kernels import convolution
+from xlapy.backends.cpu.kernels.gemm import gemm_function
 from xlapy.backends.cpu.loop_kernel import emit_nest, kernel_function, outer_extent
+from xlapy.backends.cpu.runtime_library import FAST_GEMM_TYPES, gemm_declaration
 from xlapy.backends.cpu.special_kernels import special
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.dot_generator import dot_dims
@@ -70,9 +74,6 @@ def _collapsed(dims, sizes, dim_strides):
 
 
 def _emit_gemm_calls(cg, b, plan, ptype, lhs_ptr, rhs_ptr, out_ptr):
-    from xlapy.backends.cpu.kernels.gemm import gemm_function
-    from xlapy.backends.cpu.runtime_library import FAST_GEMM_TYPES, gemm_declaration
-
     batch, m, n, k, (ars, acs), (brs, bcs), ldc = plan
     dtype = ptype.numpy
     if cg.options.inline_runtime or dtype.name not in FAST_GEMM_TYPES:
@@ -120,8 +121,6 @@ def output_fusion(cg, instruction) -> bool:
     """kOutput fusions: a dot's (here) or a convolution's (`convolution.py`)."""
     if _dot_output_fusion(cg, instruction):
         return True
-    from xlapy.backends.cpu.kernels import convolution
-
     return convolution.output_fusion(cg, instruction)
 
 
@@ -164,8 +163,6 @@ def _gemm_then_epilogue(cg, instruction, dot, plan, operands, product, out_slice
     kernel, GEMM threads itself), then the epilogue runs over it as a loop
     kernel split between threads like any elementwise loop (a GELU-gradient
     epilogue over f32[8,128,1024] had cost twice its GEMM on one thread)."""
-    from xlapy.backends.cpu.codegen import _disjoint, _work_per_element
-
     lhs, rhs = (operands[o.parameter_number][1] for o in dot.operands)
     fn, b, pointers, _, _ = kernel_function(cg.llmod, name + "_gemm", 3, noalias=False)
     _emit_gemm_calls(cg, b, plan, dot.shape.element_type, *pointers)
@@ -179,23 +176,21 @@ def _gemm_then_epilogue(cg, instruction, dot, plan, operands, product, out_slice
     extra = [] if product == out_slice else [product]
     slices = [s for _, s in operands] + extra + [out_slice]
     fn, b, pointers, begin, end = kernel_function(
-        cg.llmod, name, len(slices), noalias=_disjoint(slices, len(slices) - 1))
+        cg.llmod, name, len(slices), noalias=codegen._disjoint(slices, len(slices) - 1))
     _emit_epilogue(cg, b, instruction, dot, pointers, pointers[-1 - len(extra)], begin, end)
     b.ret_void()
-    work = instruction.shape.element_count * _work_per_element(instruction)
+    work = instruction.shape.element_count * codegen._work_per_element(instruction)
     cg.call_kernel(fn, slices, outer_extent(instruction.shape), work)
 
 
 def _emit_epilogue(cg, b, instruction, dot, pointers, product, begin, end) -> None:
     """The fused computation's root over rows [begin, end), the dot read from `product`."""
-    from xlapy.backends.cpu.codegen import _KernelContext
-
     computation = instruction.attr("calls")
     if computation.root_instruction is dot:
         return
     arrays = {p: IrArray(b, ptr, p.shape) for p, ptr in zip(computation.parameters, pointers)}
     arrays[dot] = IrArray(b, product, dot.shape)
-    g = Generator(_KernelContext(cg, b), Scope(b), arrays)
+    g = Generator(codegen._KernelContext(cg, b), Scope(b), arrays)
     emit_nest(g, computation.root_instruction, IrArray(b, pointers[-1], instruction.shape),
               begin, end)
 

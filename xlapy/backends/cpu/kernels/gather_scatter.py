@@ -23,12 +23,13 @@ from xlapy.backends.cpu.kernels.in_place import (
 )
 from xlapy.backends.cpu.special_kernels import special
 from xlapy.codegen import ir_types as T
-from xlapy.codegen.generator import Generator, generates
+from xlapy.codegen.generator import Generator
 from xlapy.codegen.indices import as_index, clamp
 from xlapy.codegen.ir_array import IrArray, minor_to_major
 from xlapy.codegen.loops import for_range
 from xlapy.codegen.scalar_computation import emit_scalar_computation
 from xlapy.codegen.scope import Ix
+from xlapy.codegen.tables import generates
 from xlapy.errors import CompileError
 from xlapy.hlo.opcode import Opcode as Op
 

@@ -28,10 +28,10 @@ from __future__ import annotations
 import llvmlite.ir as ir
 import numpy as np
 
+from xlapy.backends.cpu import parallel
 from xlapy.backends.cpu.kernels.gemm_blocked import blocked_gemm, gemm_type, imin
 from xlapy.backends.cpu.kernels.gemm_microkernel import blocking, vector_bits
 from xlapy.backends.cpu.kernels.gemm_simple import simple_gemm
-from xlapy.backends.cpu.parallel import TASK_TYPE, parallel_for
 from xlapy.codegen import ir_types
 from xlapy.codegen.loops import const
 from xlapy.hlo.dtypes import PrimitiveType as P
@@ -91,7 +91,7 @@ def _threaded(module: ir.Module, name: str, serial: ir.Function, threads: int, t
     for field, value in enumerate(list(fn.args) + [b.zext(split_n, I64)]):
         b.store(value, b.gep(ctx, [const(0), ir.Constant(I32, field)]))
     bands = b.select(split_n, tiles_n, tiles_m)
-    b.call(parallel_for(module), [task, b.bitcast(ctx, I8P), bands, count])
+    b.call(parallel.parallel_for(module), [task, b.bitcast(ctx, I8P), bands, count])
     b.ret_void()
     return fn
 
@@ -99,7 +99,7 @@ def _threaded(module: ir.Module, name: str, serial: ir.Function, threads: int, t
 def _band_task(module: ir.Module, name: str, serial: ir.Function, context: ir.Type,
                tile_m: int, tile_n: int) -> ir.Function:
     """task(ctx, begin, end): the gemm of tiles [begin, end) of N (or of M)."""
-    fn = ir.Function(module, TASK_TYPE, name)
+    fn = ir.Function(module, parallel.TASK_TYPE, name)
     fn.linkage = "internal"
     ctx_raw, begin, end = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))

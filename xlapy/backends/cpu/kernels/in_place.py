@@ -20,6 +20,7 @@ from xlapy.codegen import ir_types as T
 from xlapy.codegen.indices import as_index, clamp
 from xlapy.codegen.ir_array import IrArray, minor_to_major
 from xlapy.codegen.loops import for_range
+from xlapy.codegen.scalar_computation import emit_scalar_computation
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op
 
@@ -98,8 +99,6 @@ def _empty(fn: ir.Function) -> None:
 def check_scalar_computation(computation) -> None:
     """Raise CompileError now, before any kernel code exists, when `computation` (a
     comparator, a combiner) cannot be emitted inline."""
-    from xlapy.codegen.scalar_computation import emit_scalar_computation
-
     module = ir.Module("probe")
     b = ir.IRBuilder(ir.Function(module, ir.FunctionType(ir.VoidType(), []), "probe")
                      .append_basic_block("entry"))

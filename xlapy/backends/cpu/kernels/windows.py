@@ -30,17 +30,18 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu.codegen import _disjoint, _KernelContext, _symbol
+from xlapy.backends.cpu import codegen
 from xlapy.backends.cpu.loop_kernel import emit_nest, kernel_function, outer_extent
 from xlapy.backends.cpu.special_kernels import special
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.elemental import convert
-from xlapy.codegen.generator import Generator, generates, select_value
+from xlapy.codegen.generator import Generator, select_value
 from xlapy.codegen.ir_array import IrArray, minor_to_major
 from xlapy.codegen.loops import for_range
 from xlapy.codegen.reduce_generator import combine
 from xlapy.codegen.scalar_computation import emit_scalar_computation
 from xlapy.codegen.scope import Ix, Scope, depth_of
+from xlapy.codegen.tables import generates
 from xlapy.hlo.attributes import Window, WindowDimension
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op
@@ -346,7 +347,7 @@ def emit_generated_kernel(cg, instruction, work_per_element: int) -> None:
     allowed) from its element generator, split over threads by the outer dimension;
     like the generic loop kernel, with the op's real cost for the thread decision."""
     k = cg.loop_kernel(instruction, fused_parameters=False)
-    g = Generator(_KernelContext(cg, k.b), Scope(k.b), k.arrays)
+    g = Generator(codegen._KernelContext(cg, k.b), Scope(k.b), k.arrays)
     out = k.outputs[0] if len(k.outputs) == 1 and not instruction.shape.is_tuple else \
         _Leaves(k.outputs)
     emit_nest(g, instruction, out, k.begin, k.end)
@@ -379,10 +380,10 @@ def select_and_scatter_kernel(cg, instruction) -> bool:
     operands = cg.kernel_operands(instruction)
     out_slice = cg.output_leaves(instruction)[0][2]
     slices = [s for _, s in operands] + [out_slice]
-    name = f"k{cg._kernels}_{_symbol(instruction.name)}"
+    name = f"k{cg._kernels}_{codegen._symbol(instruction.name)}"
     cg._kernels += 1
     fn, b, pointers, begin, end = kernel_function(cg.llmod, name, 4,
-                                                  noalias=_disjoint(slices, len(operands)))
+                                                  noalias=codegen._disjoint(slices, len(operands)))
     operand, source, init = instruction.operands
     dims = instruction.attr("window").dimensions
     arrays = [IrArray(b, p, o.shape) for p, o in zip(pointers, instruction.operands)]
