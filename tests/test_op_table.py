@@ -4,7 +4,14 @@ written reason why the interpreter does not evaluate it)."""
 import numpy as np
 import pytest
 
-from xlapy.errors import ExecutionError
+import xlapy
+from xlapy.autodiff import rules
+from xlapy.autodiff.rules.nondifferentiable import UNSUPPORTED
+from xlapy.backends.cpu import lowering
+from xlapy.backends.cpu.special_kernels import SPECIAL
+from xlapy.codegen.tables import EMITTERS, GENERATORS
+from xlapy.errors import CompileError, ExecutionError
+from xlapy.flags import flags_set
 from xlapy.hlo import shape_inference
 from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.evaluator.rules import NOT_INTERPRETED, RULES
@@ -60,9 +67,6 @@ REPLAYED = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_EL
 
 @pytest.mark.parametrize("op", ALL, ids=str)
 def test_every_opcode_is_differentiable_or_says_why_not(op):
-    from xlapy.autodiff import rules
-    from xlapy.autodiff.rules.nondifferentiable import UNSUPPORTED
-
     places = [op in REPLAYED, op in rules.VJP, op in rules.NON_DIFFERENTIABLE,
               op in UNSUPPORTED]
     assert sum(places) == 1, (op, places)
@@ -82,3 +86,74 @@ def test_the_issues_differentiable_opcodes_have_rules(name):
     from xlapy.autodiff import rules
 
     assert Opcode(name) in rules.VJP and Opcode(name) in rules.JVP
+
+
+# -- CPU lowering: every opcode has a lowering, or says why the evaluator runs it --------
+@pytest.mark.parametrize("op", ALL, ids=str)
+def test_every_opcode_has_a_cpu_lowering_or_a_reason(op):
+    entry = lowering.TABLE[op]
+    assert entry.native or entry.fallback or entry.impossible, op
+    assert not (entry.native and entry.impossible), op
+    assert bool(entry.impossible) == (op in NOT_INTERPRETED), op
+
+
+@pytest.mark.parametrize("op", ALL, ids=str)
+def test_a_native_lowering_names_a_registered_emitter(op):
+    entry = lowering.TABLE[op]
+    if "kernel " in entry.native and "loop kernel" not in entry.native.split(";")[0]:
+        assert op in SPECIAL, op
+    if "elemental emitter" in entry.native:
+        assert op in EMITTERS, op
+    if "element generator" in entry.native and op is not Opcode.FUSION:
+        assert op in GENERATORS, op
+
+
+def test_the_cpu_lowers_what_the_issue_requires_natively():
+    # every required opcode but those the table sends to the evaluator on purpose
+    evaluated = {Opcode.FFT, Opcode.TOPK, Opcode.CUSTOM_CALL, Opcode.RNG} | {
+        op for op in Opcode if lowering.TABLE[op].fallback.startswith("a collective")}
+    for name in REQUIRED:
+        op = Opcode.from_text(name)
+        if op not in evaluated:
+            assert lowering.TABLE[op].native, op
+
+
+def test_an_emitter_refusal_outside_the_table_is_an_error(monkeypatch):
+    # the table, not the emitter, decides whether the evaluator may run an instruction
+    module = xlapy.hlo.parse("""
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT y = f32[4] exponential(x)
+}""")
+    monkeypatch.setitem(lowering.TABLE, Opcode.EXP, lowering.Lowering("elemental"))
+
+    def refuse(*args):
+        raise CompileError("refused")
+
+    monkeypatch.setitem(EMITTERS, Opcode.EXP, refuse)
+    with pytest.raises(CompileError, match="refused"):
+        xlapy.compile(module, "cpu")
+
+
+def test_a_fallback_is_recorded_with_its_reason_logged_and_refused_when_strict(
+        caplog, monkeypatch):
+    module = xlapy.hlo.parse("""
+HloModule m
+ENTRY e {
+  x = c64[8] parameter(0)
+  ROOT y = c64[8] fft(x), fft_type=FFT, fft_length={8}
+}""")
+    monkeypatch.setattr(lowering, "_LOGGED", set())
+    with caplog.at_level("WARNING", logger="xlapy.backends.cpu"):
+        executable = xlapy.compile(module, "cpu")
+        xlapy.compile(module, "cpu")
+    assert [i.opcode for i in executable.fallbacks] == [Opcode.FFT]
+    assert executable.fallback_reasons == [lowering.NO_NATIVE[Opcode.FFT]]
+    assert executable.fallback_report() == [f"y (fft): {lowering.NO_NATIVE[Opcode.FFT]}"]
+    assert [r.getMessage() for r in caplog.records].count(
+        f"the CPU backend runs fft in the HLO evaluator: {lowering.NO_NATIVE[Opcode.FFT]}") == 1
+    x = (np.arange(8) + 1j).astype(np.complex64)
+    np.testing.assert_allclose(executable.execute(x)[0], np.fft.fft(x), rtol=1e-5, atol=1e-5)
+    with flags_set("--xlapy_cpu_strict"), pytest.raises(CompileError, match="strict"):
+        xlapy.compile(module, "cpu")

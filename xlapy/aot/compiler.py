@@ -21,6 +21,10 @@ import llvmlite.ir as ir
 from xlapy.aot.entry import emit_run_function
 from xlapy.aot.header import render_header
 from xlapy.aot.signature import Signature, signature_of
+from xlapy.backends.cpu import builtins
+from xlapy.backends.cpu.compiler import generate, prepare
+from xlapy.backends.cpu.llvm_target import aot_target_machine, emit_object, optimise
+from xlapy.backends.cpu.options import CompileOptions
 from xlapy.errors import CompileError
 from xlapy.hlo.ir import HloModule
 
@@ -54,14 +58,6 @@ def compile_aot(module: HloModule, name: str, target: str = "x86_64-linux-gnu",
                 cpu: str | None = None, features: str | None = None,
                 source: str = "") -> AotResult:
     """Compile `module` ahead of time for `target`; `source` is described in the header."""
-    from xlapy.analysis import assign_buffers
-    from xlapy.backends.base import optimized_copy
-    from xlapy.backends.cpu import builtins
-    from xlapy.backends.cpu.codegen import Codegen
-    from xlapy.backends.cpu.llvm_target import aot_target_machine, emit_object, optimise
-    from xlapy.backends.cpu.options import CpuOptions
-    from xlapy.hlo.verifier import verify
-
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise CompileError(f"--name {name!r} is not a C identifier")
     if target not in TARGETS:
@@ -69,24 +65,20 @@ def compile_aot(module: HloModule, name: str, target: str = "x86_64-linux-gnu",
     triple, default_cpu, default_features = TARGETS[target]
     cpu = default_cpu if cpu is None else cpu
     features = default_features if features is None else features
-    verify(module)
-    optimized = optimized_copy(module, dump_prefix="aot_")
+    options = CompileOptions.from_flags().ahead_of_time((triple, cpu, features))
+    prepared = prepare(module, options, dump_prefix="aot_")
+    optimized = prepared.module
     signature_of(optimized, name, 0)          # refuse what C cannot hold, before codegen
-    assignment = assign_buffers(optimized)
-    options = CpuOptions.from_flags()
-    options = CpuOptions(fast_math=options.fast_math, flush_denormals=options.flush_denormals,
-                         threads=1, opt_level=options.opt_level, strict=True,
-                         inline_runtime=True, target=(triple, cpu, features))
     try:
-        codegen = Codegen(optimized, assignment, options, name=name)
-        llmod = codegen.emit()
+        codegen = generate(prepared, options, name)
     except CompileError as e:
         raise CompileError(f"cannot compile {module.name} ahead of time: {e}") from e
+    llmod = codegen.llmod
     temp_bytes = emit_run_function(codegen, name)
     _internalise(llmod, keep=f"{name}_run")
     builtins.add_to(llmod, linkage="weak")   # the soft-float calls LLVM may emit
     tm = aot_target_machine(triple, cpu, features)
-    object_code = emit_object(optimise(llmod, tm, options.opt_level), tm)
+    object_code = emit_object(optimise(llmod, tm, options.cpu.opt_level), tm)
     signature = signature_of(optimized, name, temp_bytes)
     header = render_header(signature, target=target, cpu=cpu, features=features,
                            source=source or module.name)

@@ -7,13 +7,17 @@ Every backend (interpreter, cpu, gpu) implements these two small classes;
 from __future__ import annotations
 
 import abc
+import copy
 from collections.abc import Sequence
 
 import numpy as np
 
 from xlapy.errors import ExecutionError
+from xlapy.flags import DebugOptions, debug_options
 from xlapy.hlo.ir import HloModule
 from xlapy.hlo.shape import Shape
+from xlapy.passes.default_pipeline import optimize
+from xlapy.passes.dump import ModuleDumper, dumper_for
 
 
 class Executable(abc.ABC):
@@ -87,22 +91,20 @@ class Backend(abc.ABC):
         the optimisation pipeline (the caller's module is never changed)."""
 
 
-def optimized_copy(module: HloModule, extra_passes=(), dump_prefix: str = "") -> HloModule:
+def optimized_copy(module: HloModule, extra_passes=(), dump_prefix: str = "",
+                   flags: DebugOptions | None = None) -> tuple[HloModule, ModuleDumper | None]:
     """A deep copy of `module` after the default pipeline (and `extra_passes`),
-    dumped as XLAPY_FLAGS asks, buffer assignment included."""
-    import copy
-
-    from xlapy.analysis import assign_buffers
-    from xlapy.flags import debug_options
-    from xlapy.passes.default_pipeline import optimize
-    from xlapy.passes.dump import dumper_for
-
+    dumped as `flags` (default XLAPY_FLAGS) ask, and the dumper, through which the
+    backend dumps what it makes next (its buffer assignment) under the same number."""
     module = copy.deepcopy(module)
-    flags = debug_options()
+    flags = flags if flags is not None else debug_options()
     dumper = dumper_for(module, flags)
     optimize(module, extra_passes=extra_passes, flags=flags, dumper=dumper,
              dump_prefix=dump_prefix)
+    return module, dumper
+
+
+def dump_buffer_assignment(dumper: ModuleDumper | None, assignment, dump_prefix: str) -> None:
     if dumper is not None:
         dumper.dump_text(f"{dump_prefix}after_optimizations-buffer-assignment.txt",
-                         assign_buffers(module).to_text())
-    return module
+                         assignment.to_text())

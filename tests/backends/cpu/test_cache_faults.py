@@ -271,7 +271,7 @@ def _record(**change) -> bytes:
     ({"xlapy": "0.0.0+another"}, "written by xlapy 0.0.0"),
     ({"runtime": [["bogus", "", 0]]}, "unknown runtime kernel"),
     ({"runtime": [["gemm", "int8", 1]]}, "unknown runtime kernel"),
-    ({"fallbacks": [["no_such_computation", "x"]]}, "does not fit"),
+    ({"fallbacks": [["no_such_computation", "x", "why"]]}, "does not fit"),
 ])
 def test_a_module_entry_is_used_only_if_its_record_fits(change, problem, real_object):
     """Bug: an entry recording an unknown runtime kernel raised ValueError out of the

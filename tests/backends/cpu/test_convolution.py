@@ -313,8 +313,7 @@ ENTRY e {
 @pytest.fixture
 def output_fusions(monkeypatch):
     """Tries convolution.output_fusion before the fusion kernels there are."""
-    special_kernels._load_families()
-    previous = special_kernels._SPECIAL.get(Opcode.FUSION)
+    previous = special_kernels.SPECIAL.get(Opcode.FUSION)
     taken = []
 
     def dispatch(cg, instruction):
@@ -323,7 +322,7 @@ def output_fusions(monkeypatch):
             return True
         return bool(previous and previous(cg, instruction))
 
-    monkeypatch.setitem(special_kernels._SPECIAL, Opcode.FUSION, dispatch)
+    monkeypatch.setitem(special_kernels.SPECIAL, Opcode.FUSION, dispatch)
     return taken
 
 

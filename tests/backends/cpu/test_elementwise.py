@@ -29,7 +29,7 @@ import pytest
 import xlapy
 from xlapy.backends.cpu.compiler import compile_module
 from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, new_module
-from xlapy.backends.cpu.options import CpuOptions
+from xlapy.backends.cpu.options import CompileOptions, CpuOptions
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.elemental_extra import f64_to_narrow, int_to_narrow
 from xlapy.codegen.loops import for_range
@@ -357,7 +357,7 @@ def _results(t: P) -> dict:
             references[case.key] = None
     module = parse(_module_text(t, supported))
     # fallback allowed here so one op's fallback fails only that op's test (below)
-    executable = compile_module(module, options=CpuOptions())
+    executable = compile_module(module, options=CompileOptions.from_flags().with_cpu(CpuOptions()))
     fell_back = {f.name for f in executable.fallbacks}
     outputs = executable.execute(*_args(t))
     found = {key: None for key, ref in references.items() if ref is None}
@@ -461,10 +461,10 @@ def _marks(t: P, case: Case) -> list:
     if (case.key, t) in KNOWN:
         return [pytest.mark.xfail(reason=KNOWN[(case.key, t)], strict=True)]
     if case.opcode is Op.BITCAST_CONVERT:
-        from xlapy.backends.cpu.codegen import LOOP_OPS
+        from xlapy.backends.cpu.lowering import LOOP_OPS
 
         return [pytest.mark.xfail(Op.BITCAST_CONVERT not in LOOP_OPS, strict=True,
-                                  reason="codegen.LOOP_OPS lacks bitcast-convert: it falls back")]
+                                  reason="lowering.LOOP_OPS lacks bitcast-convert: it falls back")]
     return []
 
 

@@ -16,7 +16,7 @@ import pytest
 
 import xlapy
 from xlapy.backends.cpu.compiler import compile_module
-from xlapy.backends.cpu.options import CpuOptions
+from xlapy.backends.cpu.options import CompileOptions, CpuOptions
 from xlapy.hlo import parse
 
 RNG_TYPES = ["u8", "s8", "u16", "s16", "f16", "bf16", "s32", "f32", "s64", "f64"]
@@ -25,7 +25,8 @@ RNG_SHAPES = ["[]", "[7]", "[3,5]", "[4,6]", "[2,3,5]", "[5,3]", "[0]", "[3,5]{0
 
 def _compile(text: str):
     """Compiled as is (no fusion), fallback forbidden."""
-    executable = compile_module(parse(text), options=CpuOptions(strict=True))
+    executable = compile_module(parse(text), options=CompileOptions.from_flags().with_cpu(
+        CpuOptions(strict=True)))
     assert not executable.fallbacks, [f.name for f in executable.fallbacks]
     return executable
 

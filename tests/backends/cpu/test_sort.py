@@ -226,7 +226,7 @@ def test_a_comparator_that_cannot_be_emitted_leaves_a_valid_module(monkeypatch):
         raise CompileError("not today")
 
     monkeypatch.setattr(sort_kernels, "emit_scalar_computation", unsupported)
-    module = optimized_copy(xlapy.hlo.parse(sort_module(["f32", "s32"], (3, 80), 1, "lt")))
+    module, _ = optimized_copy(xlapy.hlo.parse(sort_module(["f32", "s32"], (3, 80), 1, "lt")))
     codegen = Codegen(module, assign_buffers(module), CpuOptions())
     llmod = codegen.emit()
     assert [i.opcode for i in codegen.fallbacks] == [Opcode.SORT]

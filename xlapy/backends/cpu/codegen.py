@@ -25,8 +25,12 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from xlapy.analysis.buffer_assignment import BufferAssignment, Slice
-from xlapy.backends.cpu import parallel
+from xlapy.backends.cpu import lowering, parallel
+from xlapy.backends.cpu.column_reduce import emit_column_reduction
+from xlapy.backends.cpu.control_flow import emit_control_flow, memcpy
+from xlapy.backends.cpu.kernels.heap import ALIGN, aligned_malloc, free
 from xlapy.backends.cpu.llvm_target import aot_target_machine, new_module
+from xlapy.backends.cpu.llvm_workarounds import apply as steer_llvm
 from xlapy.backends.cpu.loop_kernel import (
     emit_nest,
     kernel_function,
@@ -34,13 +38,18 @@ from xlapy.backends.cpu.loop_kernel import (
     task_wrapper,
 )
 from xlapy.backends.cpu.options import CpuOptions
+from xlapy.backends.cpu.parallel_reduce import emit_parallel_reduction
+from xlapy.backends.cpu.profiling import ProfileCounters
+from xlapy.backends.cpu.special_kernels import emit_special
 from xlapy.codegen import ir_types as T
+from xlapy.codegen.constants import literal_bytes
+from xlapy.codegen.elemental import FAST_MATH
 from xlapy.codegen.generator import Generator
+from xlapy.codegen.intrinsics import intrinsic
 from xlapy.codegen.ir_array import IrArray
 from xlapy.codegen.scope import Scope
 from xlapy.errors import CompileError
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
-from xlapy.hlo.opcode import ELEMENTWISE
 from xlapy.hlo.opcode import Opcode as Op
 
 ENTRY = "xlapy_entry"
@@ -48,15 +57,6 @@ OUT_OF_MEMORY = -1
 """The fallback number an execution reports when a kernel's scratch malloc fails."""
 FALLBACK_TYPE = ir.FunctionType(ir.VoidType(), [T.I64, T.I8P.as_pointer()])
 
-_NO_CODE = frozenset({Op.PARAMETER, Op.CONSTANT, Op.GET_TUPLE_ELEMENT, Op.TUPLE,
-                      Op.AFTER_ALL, Op.ADD_DEPENDENCY, Op.OPTIMIZATION_BARRIER, Op.DOMAIN,
-                      Op.PARTITION_ID, Op.REPLICA_ID})
-
-LOOP_OPS = frozenset(ELEMENTWISE | {
-    Op.BROADCAST, Op.TRANSPOSE, Op.RESHAPE, Op.SLICE, Op.PAD, Op.CONCATENATE, Op.REVERSE,
-    Op.IOTA, Op.DYNAMIC_SLICE, Op.DYNAMIC_UPDATE_SLICE, Op.COPY, Op.REDUCE, Op.DOT,
-    Op.BITCAST, Op.BITCAST_CONVERT, Op.MAP})
-"""Ops compiled as a loop kernel over their output, by their element generator."""
 _INTERNAL_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError,
                     AssertionError)
 """What an emitter's bug raises (llvmlite's IR checks raise ValueError/TypeError)."""
@@ -65,10 +65,6 @@ _INTERNAL_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError,
 class Codegen:
     def __init__(self, module: HloModule, assignment: BufferAssignment, options: CpuOptions,
                  name: str = "xlapy_module"):
-        import xlapy.codegen.dot_generator  # noqa: F401  (registers generators)
-        import xlapy.codegen.elemental_extra  # noqa: F401
-        import xlapy.codegen.reduce_generator  # noqa: F401
-
         self.hlo = module
         self.assignment = assignment
         self.options = options
@@ -79,6 +75,9 @@ class Codegen:
         if options.target:
             self.llmod.xlapy_target_features = options.target[2]
         self.fallbacks: list[HloInstruction] = []
+        self.fallback_reasons: list[str] = []
+        """Why each of `fallbacks` runs in the evaluator (the lowering table's words,
+        or the emitter's refusal)."""
         self._constants: dict[int, ir.GlobalVariable] = {}
         self._fused_constants: dict[int, ir.GlobalVariable] = {}
         self._kernels = 0
@@ -93,9 +92,6 @@ class Codegen:
 
     # -- public -------------------------------------------------------------------------
     def emit(self) -> ir.Module:
-        from xlapy.backends.cpu.llvm_workarounds import apply as steer_llvm
-        from xlapy.codegen.elemental import FAST_MATH
-
         steer_llvm()   # before anything is optimised: LLVM options it miscompiles without
         token = FAST_MATH.set(("fast",) if self.options.fast_math else ())
         try:
@@ -103,8 +99,6 @@ class Codegen:
                 self._bases[alloc.index] = self._base(alloc)
             restore = self._flush_denormals() if self.options.flush_denormals else None
             if self.options.profile:
-                from xlapy.backends.cpu.profiling import ProfileCounters
-
                 self.profile = ProfileCounters(self.llmod, self.b,
                                                len(self.hlo.entry_computation.instructions))
             self.emit_computation(self.hlo.entry_computation)
@@ -121,8 +115,6 @@ class Codegen:
         parallel loops inherit it); returns the function that restores it."""
         if not self.llmod.triple.startswith(("x86_64", "i686")):
             return None
-        from xlapy.codegen.intrinsics import intrinsic
-
         b = self.b
         saved = b.alloca(T.I32)
         intrinsic(b, "x86.sse.stmxcsr", [b.bitcast(saved, T.I8P)], ret=ir.VoidType(),
@@ -144,8 +136,6 @@ class Codegen:
                            name=f"alloc{alloc.index}")
 
     def _constant_global(self, key, instruction: HloInstruction, size: int):
-        from xlapy.codegen.constants import literal_bytes
-
         data = literal_bytes(instruction.literal, instruction.shape)
         data = data + bytes(max(0, size - len(data)))
         t = ir.ArrayType(T.I8, max(len(data), 1))
@@ -180,8 +170,6 @@ class Codegen:
         stack), as a pseudo-slice. Where malloc fails the block's code is
         skipped and the execution reports OUT_OF_MEMORY through the fallback,
         so the caller gets MemoryError, never a crash."""
-        from xlapy.backends.cpu.kernels.heap import ALIGN, aligned_malloc, free
-
         b = self.b
         raw, aligned = aligned_malloc(b, ir.Constant(T.I64, max(size, 1)), T.I8)
         failed = b.icmp_unsigned("==", raw, ir.Constant(T.I8P, None))
@@ -214,17 +202,15 @@ class Codegen:
 
     # -- computations -------------------------------------------------------------------
     def emit_computation(self, computation: HloComputation) -> None:
-        from xlapy.backends.cpu.control_flow import emit_control_flow
-
         timed = self.profile is not None and computation is self.hlo.entry_computation
         for instruction in computation.instructions:
             op = instruction.opcode
-            if op in _NO_CODE:
+            if op in lowering.NO_CODE:
                 continue
             if op in (Op.BITCAST, Op.RESHAPE, Op.COPY) and self._aliases_operand(instruction):
                 continue
             slot = self.profile.begin(instruction.name) if timed else None
-            if op in (Op.WHILE, Op.CONDITIONAL, Op.CALL):
+            if op in lowering.CONTROL_FLOW:
                 emit_control_flow(self, instruction)
             else:
                 self.emit_instruction(instruction)
@@ -238,24 +224,33 @@ class Codegen:
         return self.slice_of(instruction) == self.assignment.slice_of(instruction.operands[0])
 
     def emit_instruction(self, instruction: HloInstruction) -> None:
-        from xlapy.backends.cpu.special_kernels import emit_special
-
+        """Native code for `instruction`, or a call to the evaluator where the
+        lowering table allows one (`lowering.TABLE`), with the reason recorded."""
+        op = instruction.opcode
+        entry = lowering.TABLE[op]
         before = set(self.llmod.globals)
         try:
             try:
                 if emit_special(self, instruction):
                     return
-                if instruction.opcode is Op.FUSION or instruction.opcode in LOOP_OPS:
+                if op is Op.FUSION or op in lowering.LOOP_OPS:
                     self.emit_loop_kernel(instruction)
                     return
             except _INTERNAL_ERRORS as e:   # an emitter's bug: say where, never crash
-                raise CompileError(f"{instruction.name} ({instruction.opcode.value}): internal "
+                raise CompileError(f"{instruction.name} ({op.value}): internal "
                                    f"error in the CPU backend: {type(e).__name__}: {e}") from e
-        except CompileError:
-            if self.options.strict:
+        except CompileError as e:
+            if self.options.strict or not entry.fallback:
                 raise
             self._discard_new_definitions(before)
-        self.emit_fallback(instruction)
+            self.emit_fallback(instruction, str(e))
+            return
+        if entry.impossible:
+            raise CompileError(f"{instruction.name}: {op.value} cannot run: {entry.impossible}")
+        if not entry.fallback:
+            raise CompileError(f"{instruction.name}: the CPU backend has no lowering for "
+                               f"{op.value} and no reason to leave it to the evaluator")
+        self.emit_fallback(instruction, entry.fallback)
 
     def _discard_new_definitions(self, before: set) -> None:
         """Drop the functions and globals a failed attempt defined (declarations such
@@ -267,13 +262,15 @@ class Codegen:
             del self.llmod.globals[name]
             self.llmod.scope._useset.discard(name)
 
-    def emit_fallback(self, instruction: HloInstruction) -> None:
+    def emit_fallback(self, instruction: HloInstruction, reason: str) -> None:
         if self.options.strict:
             raise CompileError(f"{instruction.name}: the CPU backend has no native code for "
-                               f"{instruction.opcode.value} (and --xlapy_cpu_strict forbids "
-                               "the interpreter fallback)")
+                               f"{instruction.opcode.value} ({reason}), and "
+                               "--xlapy_cpu_strict forbids the evaluator fallback")
+        lowering.log_fallback(instruction.opcode, reason)
         number = len(self.fallbacks)
         self.fallbacks.append(instruction)
+        self.fallback_reasons.append(reason)
         self.b.call(self.fallback, [ir.Constant(T.I64, number), self.table])
 
     # -- loop kernels -------------------------------------------------------------------
@@ -315,9 +312,6 @@ class Codegen:
 
     def emit_loop_kernel(self, instruction: HloInstruction) -> None:
         """A loop nest over the output(s), values from the element generator."""
-        from xlapy.backends.cpu.column_reduce import emit_column_reduction
-        from xlapy.backends.cpu.parallel_reduce import emit_parallel_reduction
-
         if emit_column_reduction(self, instruction) or emit_parallel_reduction(self, instruction):
             return
         k = self.loop_kernel(instruction)
@@ -365,8 +359,6 @@ class Codegen:
 
     # -- end of the module ---------------------------------------------------------------
     def _donation_copies(self) -> None:
-        from xlapy.backends.cpu.control_flow import memcpy
-
         entry = self.hlo.entry_computation
         for donation in self.assignment.donations:
             if donation.how != "copy":

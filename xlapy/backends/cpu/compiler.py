@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 
-import xlapy
+from xlapy import version as xlapy_version
 from xlapy.analysis import assign_buffers
+from xlapy.analysis.buffer_assignment import BufferAssignment
+from xlapy.backends.base import dump_buffer_assignment, optimized_copy
 from xlapy.backends.cpu.codegen import Codegen
 from xlapy.backends.cpu.disk_cache import (
     cache_key,
@@ -28,36 +31,85 @@ from xlapy.backends.cpu.disk_cache import (
 )
 from xlapy.backends.cpu.executable import CpuExecutable
 from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, host_target
-from xlapy.backends.cpu.options import CpuOptions
+from xlapy.backends.cpu.options import CompileOptions
 from xlapy.backends.cpu.runtime_library import FAST_GEMM_TYPES
 from xlapy.backends.cpu.runtime_library import ensure as ensure_runtime
 from xlapy.errors import CompileError
+from xlapy.hlo.ir import HloModule
+from xlapy.hlo.verifier import verify
+from xlapy.passes.dump import ModuleDumper
 
-_MAGIC = b"XLAPYCPU3\n"
+_MAGIC = b"XLAPYCPU4\n"
 
 
-def compile_module(module, start: float | None = None, options: CpuOptions | None = None):
+@dataclass
+class Prepared:
+    """A module ready for code generation: optimised, its buffers assigned."""
+
+    module: HloModule
+    assignment: BufferAssignment
+    dumper: ModuleDumper | None = None
+    dump_prefix: str = ""
+
+
+def prepare(module: HloModule, options: CompileOptions, dump_prefix: str) -> Prepared:
+    """The steps JIT and AOT share before code generation: verify, optimise a copy
+    (dumped as the flags ask), assign buffers once (and dump the assignment)."""
+    verify(module)
+    optimised, dumper = optimized_copy(module, dump_prefix=dump_prefix, flags=options.flags)
+    return assigned(optimised, options, dumper, dump_prefix)
+
+
+def assigned(module: HloModule, options: CompileOptions, dumper=None,
+             dump_prefix: str = "") -> Prepared:
+    """`module`, already optimised, with its buffers assigned (and dumped)."""
+    assignment = assign_buffers(module, separate_temps=options.cpu.guard_pages)
+    dump_buffer_assignment(dumper, assignment, dump_prefix)
+    return Prepared(module, assignment, dumper, dump_prefix)
+
+
+def generate(prepared: Prepared, options: CompileOptions, name: str | None = None) -> Codegen:
+    """LLVM IR for the whole module (`codegen.llmod`); the evaluator fallbacks, if
+    any, dumped with their reasons."""
+    codegen = Codegen(prepared.module, prepared.assignment, options.cpu,
+                      name=name or "xlapy_module")
+    codegen.emit()
+    if prepared.dumper is not None and codegen.fallbacks:
+        prepared.dumper.dump_text(f"{prepared.dump_prefix}fallbacks.txt", "".join(
+            f"{i.name} ({i.opcode.value}): {why}\n"
+            for i, why in zip(codegen.fallbacks, codegen.fallback_reasons)))
+    return codegen
+
+
+def compile_module(module: HloModule, start: float | None = None,
+                   options: CompileOptions | None = None, prepared: Prepared | None = None):
+    """A CpuExecutable of `module` (already optimised; `prepared` when the caller
+    assigned its buffers), through the on-disk cache."""
     start = start if start is not None else time.perf_counter()
-    options = options or CpuOptions.from_flags()
-    assignment = assign_buffers(module, separate_temps=options.guard_pages)
-    cache = default_cache()
+    options = options or CompileOptions.from_flags()
+    prepared = prepared or assigned(module, options)
+    module, assignment = prepared.module, prepared.assignment
+    cache = default_cache(options.flags)
     key = None
     if cache is not None:
-        key = cache_key(module_fingerprint(module), options.key(), " ".join(host_target()))
-        executable = _from_cache(cache, key, module, assignment, start)
+        key = cache_key(module_fingerprint(module), options.cpu.key(), " ".join(host_target()))
+        executable = _from_cache(cache, key, module, assignment, start, options)
         if executable is not None:
             return executable
-    codegen = Codegen(module, assignment, options)
-    llmod = codegen.emit()
-    obj = compile_to_object(llmod, options.opt_level)
+    codegen = generate(prepared, options)
+    llmod = codegen.llmod
+    obj = compile_to_object(llmod, options.cpu.opt_level)
     if cache is not None:
-        cache.put(key, _encode(obj, codegen.fallbacks, sorted(llmod.xlapy_runtime),
-                               codegen.profiled))
+        cache.put(key, _encode(obj, codegen.fallbacks, codegen.fallback_reasons,
+                               sorted(llmod.xlapy_runtime), codegen.profiled))
     return CpuExecutable(module, assignment, LoadedObject(obj), codegen.fallbacks,
-                         compile_seconds=time.perf_counter() - start, profiled=codegen.profiled)
+                         compile_seconds=time.perf_counter() - start, profiled=codegen.profiled,
+                         fallback_reasons=codegen.fallback_reasons,
+                         guard_pages=options.cpu.guard_pages)
 
 
-def _from_cache(cache, key: str, module, assignment, start: float) -> CpuExecutable | None:
+def _from_cache(cache, key: str, module, assignment, start: float,
+                options: CompileOptions) -> CpuExecutable | None:
     """The executable from the entry under `key`; None when there is none, or when it
     does not fit (then it is discarded, with a warning, for the caller to replace)."""
     decoded, problem = _decode(cache.get(key), module)
@@ -65,28 +117,31 @@ def _from_cache(cache, key: str, module, assignment, start: float) -> CpuExecuta
         if problem:
             cache.discard(key, problem)
         return None
-    obj, fallbacks, runtime, profiled = decoded
+    obj, fallbacks, reasons, runtime, profiled = decoded
     ensure_runtime(runtime)  # what the object calls: a failure there is not the entry's
     try:
         return CpuExecutable(module, assignment, LoadedObject(obj), fallbacks,
                              compile_seconds=time.perf_counter() - start, from_cache=True,
-                             profiled=profiled)
+                             profiled=profiled, fallback_reasons=reasons,
+                             guard_pages=options.cpu.guard_pages)
     except CompileError as e:
         cache.discard(key, f"its object does not load ({e})")
         return None
 
 
-def _encode(obj: bytes, fallbacks, runtime, profiled) -> bytes:
-    header = json.dumps({"fallbacks": [[i.parent.name, i.name] for i in fallbacks],
+def _encode(obj: bytes, fallbacks, reasons, runtime, profiled) -> bytes:
+    header = json.dumps({"fallbacks": [[i.parent.name, i.name, why]
+                                       for i, why in zip(fallbacks, reasons)],
                          "runtime": [list(r) for r in runtime],
                          "profiled": [i.name for i in profiled],
-                         "target": list(host_target()), "xlapy": xlapy.__version__}).encode()
+                         "target": list(host_target()),
+                         "xlapy": xlapy_version.__version__}).encode()
     return _MAGIC + len(header).to_bytes(4, "little") + header + obj
 
 
 def _decode(payload: bytes | None, module):
-    """((object code, fallback instructions, runtime kernels, profiled entry
-    instructions), '') for an entry that fits `module` and this process; (None, what
+    """((object code, fallback instructions, their reasons, runtime kernels, profiled
+    entry instructions), '') for an entry that fits `module` and this process; (None, what
     does not fit), or (None, '') for no entry."""
     if payload is None:
         return None, ""
@@ -96,7 +151,8 @@ def _decode(payload: bytes | None, module):
     size = int.from_bytes(payload[at:at + 4], "little")
     try:
         header = json.loads(payload[at + 4:at + 4 + size])
-        fallbacks = [module.computation(c).instruction(name) for c, name in header["fallbacks"]]
+        fallbacks = [module.computation(c).instruction(name) for c, name, _ in header["fallbacks"]]
+        reasons = [str(why) for _, _, why in header["fallbacks"]]
         runtime = [_runtime_need(*r) for r in header["runtime"]]
         entry = module.entry_computation
         profiled = [entry.instruction(name) for name in header["profiled"]]
@@ -107,13 +163,13 @@ def _decode(payload: bytes | None, module):
               if a != b]
     if differ or len(target) != 3:
         return None, f"compiled for another {' and '.join(differ) or 'target'} than this one"
-    if version != xlapy.__version__:
-        return None, f"written by xlapy {version}, this is {xlapy.__version__}"
+    if version != xlapy_version.__version__:
+        return None, f"written by xlapy {version}, this is {xlapy_version.__version__}"
     obj = payload[at + 4 + size:]
     problem = object_problem(obj, target[0])
     if problem:
         return None, problem
-    return (obj, fallbacks, runtime, profiled), ""
+    return (obj, fallbacks, reasons, runtime, profiled), ""
 
 
 def _runtime_need(kind: str, dtype: str, threads: int) -> tuple[str, str, int]:

@@ -27,6 +27,7 @@ from xlapy.analysis.buffer_assignment import BufferAssignment, human_bytes
 from xlapy.backends.base import Executable
 from xlapy.backends.cpu import host_memory
 from xlapy.backends.cpu import options as _options  # noqa: F401  (declares the guard flag)
+from xlapy.backends.cpu.fallback import run_fallback
 from xlapy.backends.cpu.guarded_memory import POISON, GuardedBlock, alignment_of
 from xlapy.backends.cpu.output_recycler import MIN_BYTES, OutputRecycler
 from xlapy.backends.cpu.profiling import SYMBOL, ProfileEvent, read_events
@@ -58,10 +59,13 @@ class CpuExecutable(Executable):
     def __init__(self, module: HloModule, assignment: BufferAssignment, loaded,
                  fallbacks: list, backend: str = "cpu", compile_seconds: float = 0.0,
                  from_cache: bool = False, profiled: list | None = None,
-                 guard_pages: bool | None = None):
+                 guard_pages: bool | None = None, fallback_reasons: list | None = None):
         super().__init__(module, backend)
         self.assignment = assignment
         self.fallbacks = fallbacks
+        """The instructions the HLO evaluator computes, called back from the code."""
+        self.fallback_reasons = list(fallback_reasons or [""] * len(fallbacks))
+        """Why each of `fallbacks` does (see `backends/cpu/lowering.py`)."""
         self.compile_seconds = compile_seconds
         self.from_cache = from_cache
         self._loaded = loaded
@@ -317,6 +321,11 @@ class CpuExecutable(Executable):
         raise ExecutionError(f"{self.module.name}: result {index} has no buffer")
 
     # -- the interpreter fallback ---------------------------------------------------------
+    def fallback_report(self) -> list[str]:
+        """One line per instruction the evaluator computes: name, opcode, reason."""
+        return [f"{i.name} ({i.opcode.value}): {why}"
+                for i, why in zip(self.fallbacks, self.fallback_reasons)]
+
     def _run_fallback(self, number: int, table_address: int) -> None:
         """Called back from the generated code; errors are kept per call (its table's
         address), the first one only, and raised once the foreign call returns."""
@@ -326,8 +335,6 @@ class CpuExecutable(Executable):
                 f"a kernel could not allocate its scratch memory{size}"))
             return
         try:
-            from xlapy.backends.cpu.fallback import run_fallback
-
             run_fallback(self, self.fallbacks[number], table_address)
         except BaseException as e:  # noqa: BLE001 - reported after the foreign call returns
             self._errors.setdefault(table_address, e)

@@ -8,7 +8,7 @@ on-disk cache of compiled objects, and the guard-page test mode.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xlapy.flags import DebugOptions, debug_options, register_flag
 
@@ -70,3 +70,26 @@ class CpuOptions:
                 f"O{self.opt_level},strict={int(self.strict)},prof={int(self.profile)},"
                 f"inline={int(self.inline_runtime)},target={self.target}"
                 + (",guard=1" if self.guard_pages else ""))
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """Everything one compilation reads from the flags, read once and passed
+    down every step (pipeline, dumps, buffer assignment, code generation,
+    cache): the debug options and the CPU options derived from them."""
+
+    flags: DebugOptions
+    cpu: CpuOptions
+
+    @classmethod
+    def from_flags(cls, flags: DebugOptions | None = None) -> CompileOptions:
+        flags = flags if flags is not None else debug_options()
+        return cls(flags, CpuOptions.from_flags(flags))
+
+    def with_cpu(self, cpu: CpuOptions) -> CompileOptions:
+        return replace(self, cpu=cpu)
+
+    def ahead_of_time(self, target: tuple[str, str, str]) -> CompileOptions:
+        """For an object file: one thread, runtime kernels inside, no fallback."""
+        return self.with_cpu(replace(self.cpu, threads=1, strict=True, inline_runtime=True,
+                                     target=target, profile=False, guard_pages=False))

@@ -3,7 +3,8 @@ the backend interface. It is the oracle for every compiled backend."""
 
 from __future__ import annotations
 
-from xlapy.backends.base import Backend, Executable, optimized_copy
+from xlapy.analysis import assign_buffers
+from xlapy.backends.base import Backend, Executable, dump_buffer_assignment, optimized_copy
 from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.ir import HloModule
 from xlapy.hlo.verifier import verify
@@ -28,5 +29,6 @@ class InterpreterBackend(Backend):
         `jit` asks for the optimised module, so fused kernels run here too."""
         verify(module)
         if optimize:
-            module = optimized_copy(module)
+            module, dumper = optimized_copy(module)
+            dump_buffer_assignment(dumper, assign_buffers(module), "")
         return InterpreterExecutable(module, self.name)
