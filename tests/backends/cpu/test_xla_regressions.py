@@ -10,43 +10,13 @@ import numpy as np
 import pytest
 
 import xlapy
+from tests.xla_modules import total_order_sort
 from xlapy.fuzz.compare import assert_matches, mismatch
 from xlapy.hlo import parse
 
 # XLA's optimised sort: the comparator is a total order built from bitcasts f32 -> s32
 # and xor; it raised llvmlite's ValueError ("Operands must be the same type")
-XLA_SORT = """HloModule jit_sort, is_scheduled=true
-%region_0.1 (sort.2: f32[], sort.3: f32[]) -> pred[] {
-  %sort.2 = f32[] parameter(0)
-  %sort.3 = f32[] parameter(1)
-  %constant.2 = f32[] constant(nan)
-  %constant.3 = f32[] constant(0)
-  %constant = s32[] constant(0)
-  %constant.4 = s32[] constant(2147483647)
-  %ne.2 = pred[] compare(%sort.2, %sort.2), direction=NE
-  %ne.3 = pred[] compare(%sort.3, %sort.3), direction=NE
-  %eq.2 = pred[] compare(%sort.2, %constant.3), direction=EQ
-  %eq.3 = pred[] compare(%sort.3, %constant.3), direction=EQ
-  %select_n.4 = f32[] select(%eq.2, %constant.3, %sort.2)
-  %select_n.6 = f32[] select(%eq.3, %constant.3, %sort.3)
-  %select_n.5 = f32[] select(%ne.2, %constant.2, %select_n.4)
-  %select_n.7 = f32[] select(%ne.3, %constant.2, %select_n.6)
-  %bitcast = s32[] bitcast(%select_n.5)
-  %bitcast.1 = s32[] bitcast(%select_n.7)
-  %xor = s32[] xor(%constant.4, %bitcast)
-  %compare = pred[] compare(%bitcast, %constant), direction=LT
-  %xor.1 = s32[] xor(%constant.4, %bitcast.1)
-  %compare.1 = pred[] compare(%bitcast.1, %constant), direction=LT
-  %select = s32[] select(%compare, %xor, %bitcast)
-  %select.1 = s32[] select(%compare.1, %xor.1, %bitcast.1)
-  ROOT %lt_to.1 = pred[] compare(%select, %select.1), direction=LT
-}
-ENTRY %main.3 (x.1: f32[2,7]) -> f32[2,7] {
-  %x.1 = f32[2,7]{1,0} parameter(0)
-  ROOT %sort.0 = f32[2,7]{1,0} sort(%x.1), dimensions={1}, is_stable=true,
-    to_apply=%region_0.1
-}
-"""
+XLA_SORT = total_order_sort("f32", "s32", 2147483647, (2, 7), 1)
 
 # the same reinterpretation inside a fused loop: f32 bits as s32, then arithmetic on them
 FUSED_BITCAST = """HloModule fused_bitcast

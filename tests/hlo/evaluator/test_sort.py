@@ -21,6 +21,7 @@ from tests.hlo.evaluator.reduction_util import (
     sample,
 )
 from tests.hlo.evaluator.util import run_op
+from tests.xla_modules import total_order_sort
 from xlapy.hlo import parse
 from xlapy.hlo.attributes import ComparisonType
 from xlapy.hlo.evaluator import sort_merge
@@ -404,47 +405,14 @@ def test_xla_topk_custom_call_module():
     np.testing.assert_array_equal(values, np.take_along_axis(x, indices, 1))
 
 
-XLA_F16_TOTAL_ORDER_SORT = """
-HloModule xla_f16_sort, entry_computation_layout={(f16[600,6]{1,0})->f16[600,6]{1,0}}
-
-%region_3.4 (sort.2: f16[], sort.3: f16[]) -> pred[] {
-  %sort.2 = f16[] parameter(0)
-  %sort.3 = f16[] parameter(1)
-  %constant.17 = f16[] constant(nan)
-  %constant.18 = f16[] constant(0)
-  %constant = s16[] constant(0)
-  %constant.2 = s16[] constant(32767)
-  %ne.2 = pred[] compare(%sort.2, %sort.2), direction=NE
-  %ne.3 = pred[] compare(%sort.3, %sort.3), direction=NE
-  %eq.2 = pred[] compare(%sort.2, %constant.18), direction=EQ
-  %eq.3 = pred[] compare(%sort.3, %constant.18), direction=EQ
-  %select_n.4 = f16[] select(%eq.2, %constant.18, %sort.2)
-  %select_n.6 = f16[] select(%eq.3, %constant.18, %sort.3)
-  %select_n.5 = f16[] select(%ne.2, %constant.17, %select_n.4)
-  %select_n.7 = f16[] select(%ne.3, %constant.17, %select_n.6)
-  %bitcast = s16[] bitcast(%select_n.5)
-  %bitcast.1 = s16[] bitcast(%select_n.7)
-  %xor = s16[] xor(%constant.2, %bitcast)
-  %compare = pred[] compare(%bitcast, %constant), direction=LT
-  %xor.1 = s16[] xor(%constant.2, %bitcast.1)
-  %compare.1 = pred[] compare(%bitcast.1, %constant), direction=LT
-  %select = s16[] select(%compare, %xor, %bitcast)
-  %select.1 = s16[] select(%compare.1, %xor.1, %bitcast.1)
-  ROOT %lt_to.1 = pred[] compare(%select, %select.1), direction=LT
-}
-
-ENTRY %main (x: f16[600,6]) -> f16[600,6] {
-  %x = f16[600,6]{1,0} parameter(0)
-  ROOT %sort.0 = f16[600,6]{1,0} sort(%x), dimensions={0}, is_stable=true, to_apply=%region_3.4
-}
-"""
+XLA_F16_TOTAL_ORDER_SORT = total_order_sort("f16", "s16", 32767, (600, 6), 0)
 
 
 def test_xla_optimised_f16_comparator_sorts_on_whole_arrays():
     # XLA's optimised comparator bitcasts f16 keys to s16 (a `bitcast`, not a
     # bitcast-convert): taken for a pass-through, the body went element by element,
     # a 1000x48 sort ran past the JAX campaign's two minutes (program 4990)
-    comparator = parse(XLA_F16_TOTAL_ORDER_SORT).computation("region_3.4")
+    comparator = parse(XLA_F16_TOTAL_ORDER_SORT).computation("region_0.1")
     x = np.random.default_rng(4990).standard_normal((600, 6)).astype(np.float16)
     x[[3, 50], 1] = [np.nan, -0.0]
     fn = ScalarFunction(Evaluator(), comparator)
