@@ -1,6 +1,6 @@
 """The backend interface: compile an HLO module once, execute it many times.
 
-Every backend (interpreter, cpu, gpu) implements these two small classes;
+Every backend (interpreter, cpu) implements these two small classes;
 `xlapy.compile` and `xlapy.execute` pick one by name.
 """
 
