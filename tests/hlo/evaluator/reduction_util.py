@@ -1,6 +1,7 @@
 """Shared pieces of the interpreter's reduction and sort tests: HLO type
 names, random samples per type, tolerant comparison, a tiny builder for
-hand-written scalar bodies, and running a whole HLO text module."""
+hand-written scalar bodies, the bodies and references the reduce and
+reduce-window tests share, and running a whole HLO text module."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 
 from xlapy.hlo.attributes import ComparisonDirection, ComparisonType, Window, WindowDimension
 from xlapy.hlo.dtypes import PrimitiveType
+from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
@@ -100,3 +102,78 @@ def execute_text(text: str, *args) -> list:
     from xlapy.hlo import parse
 
     return InterpreterBackend().compile(parse(text)).execute(*args)
+
+
+# -- bodies and references shared by the reduce and reduce-window tests --------------------
+NUMPY_REDUCERS = {
+    "add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
+    "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+}
+PRED_REDUCERS = {"add": np.logical_or, "multiply": np.logical_and, "maximum": np.logical_or,
+                 "minimum": np.logical_and, "and": np.logical_and, "or": np.logical_or,
+                 "xor": np.logical_xor}
+
+
+def affine_body(name: str) -> HloComputation:
+    """f(acc, x) = acc * 2 + x: not associative, so it shows the fold order."""
+    b = Body(f"affine_{name}")
+    acc, x = b.param(0, name), b.param(1, name)
+    two = b.const(2, name)
+    return b.build(b.op(Opcode.ADD, name, b.op(Opcode.MULTIPLY, name, acc, two), x))
+
+
+def concat_body() -> HloComputation:
+    """(a, 10^len a) ⊕ (b, 10^len b) = (a·10^len b + b, 10^len a · 10^len b): digit
+    strings concatenated, associative but not commutative, so the result spells
+    out the order in which elements were combined."""
+    b = Body("concat")
+    a, pa, x, px = (b.param(i, "s64") for i in range(4))
+    joined = b.op(Opcode.ADD, "s64", b.op(Opcode.MULTIPLY, "s64", a, px), x)
+    scale = b.op(Opcode.MULTIPLY, "s64", pa, px)
+    return b.build(b.op(Opcode.TUPLE, Shape.tuple([Shape.scalar("s64")] * 2), joined, scale))
+
+
+def digits_of(values) -> int:
+    return int("".join(str(int(v)) for v in values) or "0")
+
+
+def argmax_body(name: str) -> HloComputation:
+    """JAX's argmax reducer: the larger value wins, ties keep the lower index."""
+    b = Body(f"argmax_{name}")
+    av, ai, xv, xi = b.param(0, name), b.param(1, "s32"), b.param(2, name), b.param(3, "s32")
+    gt = b.compare(xv, av, "GT")
+    eq = b.compare(xv, av, "EQ")
+    lower = b.compare(xi, ai, "LT")
+    take = b.op(Opcode.OR, "pred", gt, b.op(Opcode.AND, "pred", eq, lower))
+    return b.build(b.op(Opcode.TUPLE, Shape.tuple([Shape.scalar(name), Shape.scalar("s32")]),
+                        b.op(Opcode.SELECT, name, take, xv, av),
+                        b.op(Opcode.SELECT, "s32", take, xi, ai)))
+
+
+def jax_arg_body(name: str, direction: str) -> HloComputation:
+    """JAX's argmax (GT) / argmin (LT) reducer: NaN wins, then the better value,
+    and among equal values the lower index."""
+    b = Body(f"jax_arg{direction}_{name}")
+    av, ai, xv, xi = b.param(0, name), b.param(1, "s32"), b.param(2, name), b.param(3, "s32")
+    pick_value = b.op(Opcode.OR, "pred", b.compare(av, xv, direction), b.compare(av, av, "NE"))
+    tie = b.op(Opcode.AND, "pred", b.compare(av, xv, "EQ"), b.compare(ai, xi, "LT"))
+    pick_index = b.op(Opcode.OR, "pred", pick_value, tie)
+    return b.build(b.op(Opcode.TUPLE, Shape.tuple([Shape.scalar(name), Shape.scalar("s32")]),
+                        b.op(Opcode.SELECT, name, pick_value, av, xv),
+                        b.op(Opcode.SELECT, "s32", pick_index, ai, xi)))
+
+
+def sequential_fold(body: HloComputation, inputs: list, inits: list) -> list:
+    """The old definition: init, then each element of the last axis in order, one
+    body evaluation per element. Returns the running values (one array per
+    output, shaped like the inputs); the reduction is the last of them."""
+    evaluator = Evaluator()
+    running = [np.empty(inputs[0].shape, dtype=np.asarray(init).dtype) for init in inits]
+    for row in np.ndindex(*inputs[0].shape[:-1]):
+        accs = list(inits)
+        for k in range(inputs[0].shape[-1]):
+            value = evaluator.call(body, [*accs, *(np.asarray(x[row + (k,)]) for x in inputs)])
+            accs = list(value) if isinstance(value, tuple) else [value]
+            for out, acc in zip(running, accs):
+                out[row + (k,)] = acc
+    return running

@@ -1,15 +1,5 @@
-"""`convolution`: an element generator for every case, im2col + GEMM for the big ones.
-
-The generator computes one output element as a loop over the kernel window
-and the group's input features (features innermost when they are the
-input's minor dimension) of input x kernel, the input zero where the window
-reads padding (`windows.window_position`): XLA's definition with every
-attribute (dim_labels in any order, negative padding, lhs/rhs dilation,
-window reversal, feature and batch groups) for every element type. When the
-output feature is the innermost index, all features of one output position
-are computed together into a stack row (the loop over features innermost:
-contiguous kernel reads that vectorise). It is what a convolution is inside
-a fusion, and the kernel of the convolutions the fast path does not take.
+"""`convolution`: an element generator for every case (`convolution_generator`,
+which this module imports), im2col + GEMM for the big ones.
 
 The fast path (f32/f64, one batch group, feature groups only with enough
 outputs each, the output's layout [batch, spatial..., feature] or [batch,
@@ -34,31 +24,27 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu.codegen import _disjoint, _KernelContext, _symbol
+from xlapy.backends.cpu import codegen
+from xlapy.backends.cpu.kernels.convolution_generator import (  # registers the generator
+    _c,
+    features_minor,
+)
+from xlapy.backends.cpu.kernels.gemm import gemm_function
 from xlapy.backends.cpu.kernels.windows import (
-    COMPLEX,
     Geometry,
-    accumulation_type,
     and_all,
     emit_generated_kernel,
     geometry,
-    input_index,
-    load_slot,
-    multiply_add,
     offset_loops,
-    offset_nest,
-    stack_slot,
-    store_slot,
-    to_type,
     window_position,
 )
+from xlapy.backends.cpu.loop_kernel import kernel_function
 from xlapy.backends.cpu.special_kernels import special
 from xlapy.codegen import ir_types as T
-from xlapy.codegen.generator import Generator, generates, select_value
+from xlapy.codegen.generator import Generator
 from xlapy.codegen.ir_array import IrArray, minor_to_major
 from xlapy.codegen.loops import for_range
-from xlapy.codegen.scope import OUTSIDE, Ix, Scope, depth_of
-from xlapy.hlo.attributes import WindowDimension
+from xlapy.codegen.scope import OUTSIDE, Ix, Scope
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import ELEMENTWISE
 from xlapy.hlo.opcode import Opcode as Op
@@ -68,180 +54,6 @@ PATCH_BYTES = 1 << 20
 MIN_GROUP_OUTPUTS = 8
 """Output features per group below which a grouped convolution is not worth a GEMM
 per group (a depthwise one is a tiny product each): the generator does it."""
-
-
-MIN_ROW_OUTPUTS = 4
-"""Output features per group from which the generator computes all features of an
-output position together."""
-MAX_ROW = 8192
-"""Most output features kept in a stack row."""
-
-
-def _c(value: int) -> ir.Constant:
-    return ir.Constant(T.I64, value)
-
-
-# -- the element generator -----------------------------------------------------------------
-class _Conv:
-    """What the generator needs of one convolution instruction."""
-
-    def __init__(self, instruction):
-        self.geo = geometry(instruction)
-        self.d = instruction.attr("dim_labels")
-        self.lhs, self.rhs = instruction.operands
-        self.out_t = instruction.shape.element_type
-        self.in_types = (self.lhs.shape.element_type, self.rhs.shape.element_type)
-        self.acc_t = accumulation_type(self.out_t, self.in_types)
-        self.features_minor = features_minor(self.lhs.shape, self.d.input_feature_dimension)
-
-    def input_value(self, g: Generator, batch: Ix, feature: Ix, spatial, offsets):
-        """The input term in the accumulation type: zero where the window reads padding."""
-        geo, d = self.geo, self.d
-        source, valid = input_index(g, spatial, offsets, geo.dims, geo.in_sizes, geo.out_sizes)
-        index = [None] * self.lhs.shape.rank
-        index[d.input_batch_dimension] = batch
-        index[d.input_feature_dimension] = feature
-        for k, ix in zip(d.input_spatial_dimensions, source):
-            index[k] = ix
-        x = g.value(self.lhs, tuple(index))
-        with g.scope.at(max(depth_of(index), depth_of(offsets))):
-            if valid is not None:
-                x = select_value(g.b, valid, x, T.constant(self.in_types[0], 0))
-            return to_type(g.b, x, self.in_types[0], self.acc_t)
-
-    def kernel_value(self, g: Generator, o: Ix, c: Ix, offsets):
-        d = self.d
-        index = [None] * self.rhs.shape.rank
-        index[d.kernel_output_feature_dimension] = o
-        index[d.kernel_input_feature_dimension] = c
-        for k, w, dim in zip(d.kernel_spatial_dimensions, offsets, self.geo.dims):
-            index[k] = _reversed(g, w, dim) if dim.window_reversal else w
-        y = g.value(self.rhs, tuple(index))
-        with g.scope.at(depth_of(index)):
-            return to_type(g.b, y, self.in_types[1], self.acc_t)
-
-    def reduction(self, g: Generator, body, unroll: bool) -> None:
-        """body(offsets, c) over the window and a group's input features, features
-        innermost when they are the input's minor dimension."""
-        sizes = [dim.size for dim in self.geo.dims]
-        count = self.geo.kernel_features
-        if self.features_minor:
-            offset_nest(g, sizes, lambda offsets: _feature_loop(
-                g, count, lambda c: body(offsets, c)), unroll)
-        else:
-            _feature_loop(g, count, lambda c: offset_nest(
-                g, sizes, lambda offsets: body(offsets, c), unroll))
-
-
-@generates(Op.CONVOLUTION)
-def convolution_element(g: Generator, instruction, index):
-    """One output element; or, when the output feature is the innermost index and the
-    groups have several outputs, all features of the output position at once."""
-    conv = _Conv(instruction)
-    if conv.lhs.shape.element_count == 0 or conv.rhs.shape.element_count == 0:
-        return to_type(g.b, T.constant(conv.acc_t, 0), conv.acc_t, conv.out_t), OUTSIDE
-    o = index[conv.d.output_feature_dimension]
-    others = [ix for k, ix in enumerate(index) if k != conv.d.output_feature_dimension]
-    if o.depth > depth_of(others) and conv.geo.group_out >= MIN_ROW_OUTPUTS and \
-            conv.acc_t not in COMPLEX and conv.geo.out_features <= MAX_ROW:
-        return _row_element(g, conv, index)
-    return _single_element(g, conv, index)
-
-
-def _single_element(g: Generator, conv: _Conv, index):
-    d, geo = conv.d, conv.geo
-    o = index[d.output_feature_dimension]
-    batch, feature_base = _group_offsets(g, geo, index[d.output_batch_dimension], o)
-    spatial = [index[k] for k in d.output_spatial_dimensions]
-    depth = depth_of(index)
-    with g.scope.at(depth):
-        slot = stack_slot(g.scope, T.constant(conv.acc_t, 0))
-
-        def accumulate(offsets, c: Ix):
-            feature = c if feature_base is None else g.index_op(
-                max(c.depth, feature_base.depth),
-                lambda b: b.add(c.value, feature_base.value))
-            x = conv.input_value(g, batch, feature, spatial, offsets)
-            y = conv.kernel_value(g, o, c, offsets)
-            store_slot(g.b, slot, multiply_add(g.b, load_slot(g.b, slot), x, y, conv.acc_t))
-
-        conv.reduction(g, accumulate, unroll=True)
-        value = to_type(g.b, load_slot(g.b, slot), conv.acc_t, conv.out_t)
-    return value, depth
-
-
-def _row_element(g: Generator, conv: _Conv, index):
-    """All output features of one output position into a stack row (the innermost
-    loop runs over the features: contiguous kernel reads that vectorise), computed
-    once per position; the element is the row's entry."""
-    d, geo = conv.d, conv.geo
-    o = index[d.output_feature_dimension]
-    spatial = [index[k] for k in d.output_spatial_dimensions]
-    out_batch = index[d.output_batch_dimension]
-    depth = depth_of([ix for k, ix in enumerate(index) if k != d.output_feature_dimension])
-    scope = g.scope
-    acc_type = T.compute_type(conv.acc_t)
-    with scope.at(depth):
-        row = scope.alloca(ir.ArrayType(acc_type, geo.out_features), name="row")
-        row = g.b.bitcast(row, acc_type.as_pointer())
-        zero = T.constant(conv.acc_t, 0)
-        with scope.loop(scope.depth, 0, geo.out_features, name="z") as i:
-            g.b.store(zero, g.b.gep(row, [i.value], inbounds=True))
-
-        def group_body(group: Ix):
-            batch = out_batch if geo.batch_groups == 1 else g.index_op(
-                max(group.depth, out_batch.depth), lambda b: b.add(
-                    b.mul(group.value, _c(geo.group_batch)), out_batch.value))
-
-            def accumulate(offsets, c: Ix):
-                feature = c if geo.feature_groups == 1 else g.index_op(
-                    max(group.depth, c.depth), lambda b: b.add(
-                        b.mul(group.value, _c(geo.kernel_features)), c.value))
-                x = conv.input_value(g, batch, feature, spatial, offsets)
-                with scope.loop(scope.depth, 0, geo.group_out, name="og") as og:
-                    out = og if geo.groups == 1 else g.index_op(og.depth, lambda b: b.add(
-                        b.mul(group.value, _c(geo.group_out)), og.value))
-                    y = conv.kernel_value(g, out, c, offsets)
-                    b = g.b
-                    slot = b.gep(row, [out.value], inbounds=True)
-                    b.store(multiply_add(b, b.load(slot), x, y, conv.acc_t), slot)
-
-            conv.reduction(g, accumulate, unroll=False)   # the inner loop vectorises
-
-        _feature_loop(g, geo.groups, group_body, name="grp")
-    value_depth = max(depth, o.depth)
-    with scope.at(value_depth):
-        value = g.b.load(g.b.gep(row, [o.value], inbounds=True))
-        return to_type(g.b, value, conv.acc_t, conv.out_t), value_depth
-
-
-def _group_offsets(g: Generator, geo: Geometry, out_batch: Ix, o: Ix):
-    """(input batch Ix, first input feature of the group as an Ix or None)."""
-    if geo.groups == 1:
-        return out_batch, None
-    group = g.index_op(o.depth, lambda b: b.udiv(o.value, _c(geo.group_out)))
-    if geo.batch_groups > 1:
-        batch = g.index_op(max(group.depth, out_batch.depth), lambda b: b.add(
-            b.mul(group.value, _c(geo.group_batch)), out_batch.value))
-        return batch, None
-    return out_batch, g.index_op(group.depth, lambda b: b.mul(group.value,
-                                                              _c(geo.kernel_features)))
-
-
-def _reversed(g: Generator, w: Ix, dim: WindowDimension) -> Ix:
-    return g.index_op(w.depth, lambda b: b.sub(_c(dim.size - 1), w.value))
-
-
-def _feature_loop(g: Generator, count: int, body, name: str = "c") -> None:
-    if count == 1:
-        body(Ix.const(0))
-        return
-    with g.scope.loop(g.scope.depth, 0, count, name=name) as c:
-        body(c)
-
-
-def features_minor(shape, feature_dim: int) -> bool:
-    return minor_to_major(shape)[0] == feature_dim
 
 
 # -- the im2col + GEMM plan ----------------------------------------------------------------
@@ -337,8 +149,6 @@ def emit_units(cg, b: ir.IRBuilder, instruction, plan: Plan, lhs_ptr, rhs_ptr, o
     """Units [begin, end) of `instruction` into out_ptr by im2col + GEMM; then
     `epilogue(b, image, row0, row1)` per unit, if given. If malloc fails the units
     are computed by the element generator instead."""
-    from xlapy.backends.cpu.kernels.gemm import gemm_function
-
     geo, item = plan.geo, T.storage_type(plan.ptype)
     lhs, rhs = instruction.operands
     x = IrArray(b, lhs_ptr, lhs.shape)
@@ -513,7 +323,7 @@ def _emit_region(cg, b: ir.IRBuilder, root, conv, arrays: dict, out: IrArray, pl
     d = conv.attr("dim_labels")
     outer = d.output_spatial_dimensions[plan.order[0]]
     scope = Scope(b)
-    g = Generator(_KernelContext(cg, b), scope, arrays)
+    g = Generator(codegen._KernelContext(cg, b), scope, arrays)
     shape = out.shape
     order = list(reversed(minor_to_major(shape)))
     index: list = [None] * shape.rank
@@ -576,12 +386,10 @@ def convolution_kernel(cg, instruction) -> bool:
 
 
 def _kernel(cg, instruction, slices, n_inputs):
-    from xlapy.backends.cpu.loop_kernel import kernel_function
-
-    name = f"k{cg._kernels}_{_symbol(instruction.name)}"
+    name = f"k{cg._kernels}_{codegen._symbol(instruction.name)}"
     cg._kernels += 1
     return kernel_function(cg.llmod, name, len(slices),
-                           noalias=_disjoint(slices, n_inputs))
+                           noalias=codegen._disjoint(slices, n_inputs))
 
 
 def _call(cg, fn, slices, plan: Plan, split: bool, work: int) -> None:
@@ -615,7 +423,7 @@ def output_fusion(cg, instruction) -> bool:
         return False
     operands = cg.kernel_operands(instruction)
     slices = [s for _, s in operands] + [cg.output_leaves(instruction)[0][2]]
-    if not _disjoint(slices, len(operands)):
+    if not codegen._disjoint(slices, len(operands)):
         return False    # the epilogue reads an operand the product would overwrite
     split = threads == 1 or plan.units >= threads
     fn, b, pointers, begin, end = _kernel(cg, instruction, slices, len(operands))
