@@ -12,8 +12,11 @@ import random
 import numpy as np
 import pytest
 
+import xlapy
+import xlapy.numpy as xnp
 from tests.analysis.test_buffer_assignment import assign, slice_of
 from tests.analysis.test_liveness import by_name, module
+from xlapy import lax
 from xlapy.analysis.buffer_assignment import assign_buffers
 from xlapy.analysis.liveness import Liveness
 from xlapy.hlo import parse
@@ -335,11 +338,6 @@ def test_random_bodies_share_sometimes():
 
 # -- end to end -----------------------------------------------------------------------------
 def test_cpu_scan_matches_the_interpreter():
-    pytest.importorskip("llvmlite")
-    import xlapy
-    import xlapy.numpy as xnp
-    from xlapy import lax
-
     def f(a, xs):
         def body(i, st):
             acc, c = st

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 import xlapy
 from xlapy import lax
-from xlapy.autodiff import rules
 from xlapy.core.trace import as_array, bind
 from xlapy.hlo.attributes import FftType, TriangularSolveTranspose
 from xlapy.hlo.opcode import Opcode
@@ -260,14 +259,9 @@ def test_batch_norm_training_under_grad_of_a_loss():
     np.testing.assert_allclose(g.sum(axis=0), 0, atol=1e-10)  # normalising removes the mean
 
 
-_DECOMPOSITION_RULES = (Opcode.REDUCE, Opcode.BROADCAST)
-
-
-@pytest.mark.skipif(any(op not in rules.VJP or op not in rules.JVP for op in _DECOMPOSITION_RULES),
-                    reason="batch-norm-grad differentiates its decomposition: needs the "
-                           "reduce and broadcast rules")
 @pytest.mark.parametrize("shape,feature", BN_SHAPES[:3])
 def test_batch_norm_grad(shape, feature):
+    """batch-norm-grad differentiates its decomposition (reduce and broadcast rules)."""
     rng = np.random.default_rng(11)
     c = shape[feature]
 

@@ -24,6 +24,7 @@ from xlapy.hlo.builder import ModuleBuilder
 from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
 from xlapy.hlo.opcode import Opcode
+from xlapy.hlo.parser import parse_module
 from xlapy.hlo.shape import Layout, Shape
 from xlapy.hlo.verifier import verify
 
@@ -497,17 +498,9 @@ def test_a_token_constant_is_rejected():
 
 
 # -- real modules: the parsed corpus ----------------------------------------------------
-def _parser():
-    try:
-        from xlapy.hlo.parser import parse_module
-    except ImportError:
-        pytest.skip("xlapy.hlo.parser is not available yet")
-    return parse_module
-
-
 @pytest.mark.parametrize("path", sorted(CORPUS.glob("*.hlo")), ids=lambda p: p.stem)
 def test_corpus_modules_verify(path):
-    module = _parser()(path.read_text())
+    module = parse_module(path.read_text())
     verify(module)
 
 
@@ -524,7 +517,7 @@ _FUZZ_SOURCES = ["reduce", "jax_softmax", "jax_fori_loop", "jax_scatter_add", "j
 def _fuzz_module(source: str) -> HloModule:
     if source == "reduce":
         return reduce_module()[0]
-    return _parser()((CORPUS / f"{source}.hlo").read_text())
+    return parse_module((CORPUS / f"{source}.hlo").read_text())
 
 
 def _corrupt(module: HloModule, target: int, corruption: str, rng) -> None:

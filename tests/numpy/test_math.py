@@ -411,8 +411,6 @@ def test_where_three_arguments():
 
 
 def test_where_one_argument_is_nonzero():
-    if not hasattr(xnp, "nonzero"):
-        pytest.skip("xnp.nonzero is not written yet")
     (rows, cols) = xnp.where(np.array([[1, 0], [0, 3]]))
     np.testing.assert_array_equal(rows, [0, 1])
     np.testing.assert_array_equal(cols, [0, 1])

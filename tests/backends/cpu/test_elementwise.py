@@ -460,11 +460,6 @@ KNOWN: dict[tuple[str, P], str] = {}
 def _marks(t: P, case: Case) -> list:
     if (case.key, t) in KNOWN:
         return [pytest.mark.xfail(reason=KNOWN[(case.key, t)], strict=True)]
-    if case.opcode is Op.BITCAST_CONVERT:
-        from xlapy.backends.cpu.lowering import LOOP_OPS
-
-        return [pytest.mark.xfail(Op.BITCAST_CONVERT not in LOOP_OPS, strict=True,
-                                  reason="lowering.LOOP_OPS lacks bitcast-convert: it falls back")]
     return []
 
 

@@ -21,40 +21,12 @@ from tests.hlo.evaluator.indexing_util import (
 )
 from tests.hlo.evaluator.util import run_op, scalar_computation, shape_of
 from xlapy.errors import ExecutionError
-from xlapy.hlo.evaluator.rules import RULES
 from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
 
 
 # -- combiners ------------------------------------------------------------------------
-def _fallback_binary(fn):
-    """A test-only elementwise rule, used only while the real one is absent."""
-
-    def evaluate(instruction, operands, evaluator):
-        dtype = instruction.shape.dtype
-        a, b = operands
-        if dtype.itemsize <= 2 and dtype.kind not in "iub":  # f16, bf16: via f32
-            a, b = a.astype(np.float32), b.astype(np.float32)
-        with np.errstate(all="ignore"):
-            return np.asarray(fn(a, b)).astype(dtype)
-
-    return evaluate
-
-
-_FALLBACKS = {Opcode.ADD: np.add, Opcode.MULTIPLY: np.multiply, Opcode.MAXIMUM: np.maximum,
-              Opcode.MINIMUM: np.minimum, Opcode.SUBTRACT: np.subtract, Opcode.OR: np.logical_or}
-
-
-@pytest.fixture(autouse=True)
-def elementwise_rules(monkeypatch):
-    """Scatter combiners need add/multiply/...; the elementwise rules are another
-    module's, so stand in for any that are not registered (the real ones win)."""
-    for opcode, fn in _FALLBACKS.items():
-        if opcode not in RULES:
-            monkeypatch.setitem(RULES, opcode, _fallback_binary(fn))
-
-
 def param_computation(type_name: str, which: int, count: int = 1) -> HloComputation:
     """`(current..., update...) -> parameter which`: keep (0) or overwrite (count)."""
     scalar = Shape.scalar(type_name)
