@@ -353,11 +353,15 @@ def _results(t: P) -> dict:
         try:
             references[case.key] = _reference(entry, i, case, params)
             supported.append(case)
-        except ExecutionError:
+        except ExecutionError as e:   # XLA's typing refuses the pair: not a test case
+            if not any(why in str(e) for why in ("does not take element type",
+                                                 "complex compare takes only")):
+                raise
             references[case.key] = None
     module = parse(_module_text(t, supported))
     # fallback allowed here so one op's fallback fails only that op's test (below)
-    executable = compile_module(module, options=CompileOptions.from_flags().with_cpu(CpuOptions()))
+    options = CompileOptions.from_flags().with_cpu(CpuOptions())
+    executable = compile_module(module, options=options)
     fell_back = {f.name for f in executable.fallbacks}
     outputs = executable.execute(*_args(t))
     found = {key: None for key, ref in references.items() if ref is None}
