@@ -31,12 +31,6 @@ from xlapy.backends.cpu.control_flow import emit_control_flow, memcpy
 from xlapy.backends.cpu.kernels.heap import ALIGN, aligned_malloc, free
 from xlapy.backends.cpu.llvm_target import aot_target_machine, new_module
 from xlapy.backends.cpu.llvm_workarounds import apply as steer_llvm
-from xlapy.backends.cpu.loop_kernel import (
-    emit_nest,
-    kernel_function,
-    outer_extent,
-    task_wrapper,
-)
 from xlapy.backends.cpu.options import CpuOptions
 from xlapy.backends.cpu.parallel_reduce import emit_parallel_reduction
 from xlapy.backends.cpu.profiling import ProfileCounters
@@ -47,6 +41,7 @@ from xlapy.codegen.elemental import FAST_MATH
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.intrinsics import intrinsic
 from xlapy.codegen.ir_array import IrArray
+from xlapy.codegen.loop_nest import emit_nest, kernel_function, outer_extent
 from xlapy.codegen.scope import Scope
 from xlapy.errors import CompileError
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
@@ -347,7 +342,7 @@ class Codegen:
         if threads <= 1:
             self.b.call(fn, [*pointers, ir.Constant(T.I64, 0), ir.Constant(T.I64, n)])
             return
-        task = task_wrapper(self.llmod, fn, len(pointers))
+        task = parallel.task_wrapper(self.llmod, fn, len(pointers))
         with self.b.goto_entry_block():
             self.b.position_at_start(self.entry.entry_basic_block)
             ctx = self.b.alloca(T.I8P, size=ir.Constant(T.I32, max(len(pointers), 1)))

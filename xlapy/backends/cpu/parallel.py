@@ -17,6 +17,7 @@ import llvmlite.ir as ir
 
 from xlapy.backends.cpu import runtime_library
 from xlapy.backends.cpu.thread_pool import pool_parallel_for
+from xlapy.codegen import ir_types as T
 from xlapy.codegen.loops import for_range
 
 I8P = ir.IntType(8).as_pointer()
@@ -125,3 +126,16 @@ def _declare(module: ir.Module, name: str, ret: ir.Type, args: list) -> ir.Funct
     if name in module.globals:
         return module.globals[name]
     return ir.Function(module, ir.FunctionType(ret, args), name)
+
+
+def task_wrapper(module: ir.Module, kernel: ir.Function, n_pointers: int) -> ir.Function:
+    """`void task(i8* ctx, i64 begin, i64 end)` calling `kernel` with the pointers
+    stored at ctx (an array of i8*), for `parallel_for`."""
+    fn = ir.Function(module, TASK_TYPE, kernel.name + ".task")
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    table = b.bitcast(fn.args[0], T.I8P.as_pointer())
+    pointers = [b.load(b.gep(table, [ir.Constant(T.I32, i)])) for i in range(n_pointers)]
+    b.call(kernel, [*pointers, fn.args[1], fn.args[2]])
+    b.ret_void()
+    return fn

@@ -15,10 +15,10 @@ import llvmlite.ir as ir
 import numpy as np
 
 from xlapy.backends.cpu import parallel
-from xlapy.backends.cpu.loop_kernel import emit_nest, kernel_function, outer_extent
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.ir_array import IrArray, minor_to_major
+from xlapy.codegen.loop_nest import emit_nest, kernel_function, outer_extent
 from xlapy.codegen.loops import for_range
 from xlapy.codegen.reduce_generator import combine
 from xlapy.codegen.scalar_computation import simple_reducer

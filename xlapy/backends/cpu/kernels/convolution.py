@@ -38,11 +38,11 @@ from xlapy.backends.cpu.kernels.windows import (
     offset_loops,
     window_position,
 )
-from xlapy.backends.cpu.loop_kernel import kernel_function
 from xlapy.backends.cpu.special_kernels import special
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.ir_array import IrArray, minor_to_major
+from xlapy.codegen.loop_nest import kernel_function
 from xlapy.codegen.loops import for_range
 from xlapy.codegen.scope import OUTSIDE, Ix, Scope
 from xlapy.hlo.dtypes import PrimitiveType as P

@@ -15,13 +15,13 @@ import llvmlite.ir as ir
 from xlapy.backends.cpu import codegen
 from xlapy.backends.cpu.kernels import convolution
 from xlapy.backends.cpu.kernels.gemm import gemm_function
-from xlapy.backends.cpu.loop_kernel import emit_nest, kernel_function, outer_extent
 from xlapy.backends.cpu.runtime_library import FAST_GEMM_TYPES, gemm_declaration
 from xlapy.backends.cpu.special_kernels import special
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.dot_generator import dot_dims
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.ir_array import IrArray, minor_to_major, strides
+from xlapy.codegen.loop_nest import emit_nest, kernel_function, outer_extent
 from xlapy.codegen.loops import for_range
 from xlapy.codegen.scope import Scope
 from xlapy.hlo.dtypes import PrimitiveType as P

@@ -14,11 +14,11 @@ import contextlib
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu.loop_kernel import kernel_function
 from xlapy.backends.cpu.special_kernels import special
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.indices import as_index, clamp
 from xlapy.codegen.ir_array import IrArray, minor_to_major
+from xlapy.codegen.loop_nest import kernel_function
 from xlapy.codegen.loops import for_range
 from xlapy.codegen.scalar_computation import emit_scalar_computation
 from xlapy.hlo.dtypes import PrimitiveType as P

@@ -31,12 +31,12 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from xlapy.backends.cpu import codegen
-from xlapy.backends.cpu.loop_kernel import emit_nest, kernel_function, outer_extent
 from xlapy.backends.cpu.special_kernels import special
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.elemental import convert
 from xlapy.codegen.generator import Generator, select_value
 from xlapy.codegen.ir_array import IrArray, minor_to_major
+from xlapy.codegen.loop_nest import emit_nest, kernel_function, outer_extent
 from xlapy.codegen.loops import for_range
 from xlapy.codegen.reduce_generator import combine
 from xlapy.codegen.scalar_computation import emit_scalar_computation

@@ -1,14 +1,13 @@
 """Loop kernels: an output (or several, for a multi-output fusion) computed
 element by element from a generator, in one loop nest over the output in
 its layout's order, the innermost loop over the minor dimension so LLVM
-vectorises it. The outermost loop runs over [begin, end), which is how the
-caller splits the kernel between threads."""
+vectorises it. The outermost loop runs over [begin, end), which is how a
+backend splits the kernel between threads (the CPU's `parallel.py`)."""
 
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu.parallel import TASK_TYPE
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.ir_array import minor_to_major
@@ -105,19 +104,6 @@ def kernel_function(module: ir.Module, name: str, n_pointers: int,
     b.branch(body)
     b.position_at_end(body)
     return fn, b, list(fn.args[:n_pointers]), fn.args[n_pointers], fn.args[n_pointers + 1]
-
-
-def task_wrapper(module: ir.Module, kernel: ir.Function, n_pointers: int) -> ir.Function:
-    """`void task(i8* ctx, i64 begin, i64 end)` calling `kernel` with the pointers
-    stored at ctx (an array of i8*), for `parallel_for`."""
-    fn = ir.Function(module, TASK_TYPE, kernel.name + ".task")
-    fn.linkage = "internal"
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    table = b.bitcast(fn.args[0], T.I8P.as_pointer())
-    pointers = [b.load(b.gep(table, [ir.Constant(T.I32, i)])) for i in range(n_pointers)]
-    b.call(kernel, [*pointers, fn.args[1], fn.args[2]])
-    b.ret_void()
-    return fn
 
 
 def new_scope(b: ir.IRBuilder) -> Scope:
