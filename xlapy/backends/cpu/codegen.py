@@ -179,7 +179,7 @@ class Codegen:
         free(b, raw)
 
     def kernel_context(self, b: ir.IRBuilder):
-        return _KernelContext(self, b)
+        return KernelContext(self, b)
 
     def slice_of(self, instruction: HloInstruction, index=()) -> Slice:
         s = self.assignment.slice_of(instruction, index)
@@ -292,10 +292,10 @@ class Codegen:
         operands = self.kernel_operands(instruction)
         outputs = self.output_leaves(instruction)
         slices = [s for _, s in operands] + [s for _, _, s in outputs]
-        name = f"k{self._kernels}_{_symbol(instruction.name)}"
+        name = f"k{self._kernels}_{symbol_name(instruction.name)}"
         self._kernels += 1
         fn, b, pointers, begin, end = kernel_function(self.llmod, name, len(slices),
-                                                      noalias=_disjoint(slices, len(operands)))
+                                                      noalias=disjoint(slices, len(operands)))
         if fused_parameters and instruction.opcode is Op.FUSION:
             inputs = instruction.attr("calls").parameters
         else:
@@ -316,7 +316,7 @@ class Codegen:
             roots = list(root.operands) if root.opcode is Op.TUPLE else [root]
         else:
             roots = [instruction]
-        g = Generator(_KernelContext(self, b), Scope(b), k.arrays)
+        g = Generator(KernelContext(self, b), Scope(b), k.arrays)
         targets = _group_leaves(roots, out_arrays)
         tiled = _transposes(instruction)
         extents = {outer_extent(a.shape) for a in out_arrays}
@@ -330,7 +330,7 @@ class Codegen:
                           ir.Constant(T.I64, outer_extent(first.shape)), tiled)
         b.ret_void()
         n = outer_extent(out_arrays[0].shape) if splittable else 1
-        work = sum(a.shape.element_count for a in out_arrays) * _work_per_element(instruction)
+        work = sum(a.shape.element_count for a in out_arrays) * work_per_element(instruction)
         self.call_kernel(k.fn, k.slices, n, work)
 
     def call_kernel(self, fn: ir.Function, slices: list[Slice], n: int, work: int,
@@ -381,7 +381,7 @@ class LoopKernel:
     outputs: list
 
 
-class _KernelContext:
+class KernelContext:
     """What generators ask the module for (constants), bound to one kernel's builder."""
 
     def __init__(self, codegen: Codegen, b: ir.IRBuilder):
@@ -421,7 +421,7 @@ def _group_leaves(roots, out_arrays):
     return targets
 
 
-def _disjoint(slices: list[Slice], n_inputs: int) -> bool:
+def disjoint(slices: list[Slice], n_inputs: int) -> bool:
     """Whether no written slice overlaps another slice (inputs may share)."""
     for i, s in enumerate(slices):
         for j, t in enumerate(slices):
@@ -433,7 +433,7 @@ def _disjoint(slices: list[Slice], n_inputs: int) -> bool:
     return True
 
 
-def _work_per_element(instruction: HloInstruction) -> int:
+def work_per_element(instruction: HloInstruction) -> int:
     """Rough element operations per output element, for the parallel cost model:
     a reduction or contraction reads many inputs per output, a window its size."""
     if instruction.opcode is Op.FUSION:
@@ -461,5 +461,5 @@ def _reads_per_element(instruction: HloInstruction) -> int:
     return 1
 
 
-def _symbol(name: str) -> str:
+def symbol_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "_." else "_" for c in name)

@@ -116,7 +116,7 @@ def emit_column_reduction(cg, instruction) -> bool:
         return False
     k = cg.loop_kernel(instruction)
     scope = Scope(k.b)
-    g = Generator(codegen._KernelContext(cg, k.b), scope, k.arrays)
+    g = Generator(codegen.KernelContext(cg, k.b), scope, k.arrays)
     chunk = _chunk(plan.columns, cg.options.threads)
     _emit_loops(g, scope, plan, k.outputs, k.begin, k.end, chunk)
     k.b.ret_void()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 import numpy as np
 
-from xlapy.backends.cpu import parallel
+from xlapy.backends.cpu import codegen, parallel
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.ir_array import IrArray, minor_to_major
@@ -96,7 +96,7 @@ def emit_parallel_reduction(cg, instruction) -> bool:
 
     operands = cg.kernel_operands(instruction)
     slices = [s for _, s in operands]
-    name = f"k{cg._kernels}_{_symbol(instruction.name)}"
+    name = f"k{cg._kernels}_{codegen.symbol_name(instruction.name)}"
     cg._kernels += 1
     fn, b, pointers, begin, end = kernel_function(cg.llmod, name, len(slices) + 1,
                                                   noalias=True)
@@ -117,7 +117,7 @@ def emit_parallel_reduction(cg, instruction) -> bool:
 
     # combine the rows, then the rest of the fusion
     out_slice = cg.output_leaves(instruction)[0][2]
-    name = f"k{cg._kernels}_{_symbol(instruction.name)}_combine"
+    name = f"k{cg._kernels}_{codegen.symbol_name(instruction.name)}_combine"
     cg._kernels += 1
     fn, b, pointers, _, _ = kernel_function(cg.llmod, name, len(slices) + 2, noalias=False)
     arrays = _arrays(instruction, b, pointers)
@@ -157,7 +157,3 @@ def _arrays(instruction, b, pointers):
         params = instruction.attr("calls").parameters
         return {p: IrArray(b, ptr, p.shape) for p, ptr in zip(params, pointers)}
     return {o: IrArray(b, ptr, o.shape) for o, ptr in zip(instruction.operands, pointers)}
-
-
-def _symbol(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "_." else "_" for c in name)

@@ -323,7 +323,7 @@ def _emit_region(cg, b: ir.IRBuilder, root, conv, arrays: dict, out: IrArray, pl
     d = conv.attr("dim_labels")
     outer = d.output_spatial_dimensions[plan.order[0]]
     scope = Scope(b)
-    g = Generator(codegen._KernelContext(cg, b), scope, arrays)
+    g = Generator(codegen.KernelContext(cg, b), scope, arrays)
     shape = out.shape
     order = list(reversed(minor_to_major(shape)))
     index: list = [None] * shape.rank
@@ -386,10 +386,10 @@ def convolution_kernel(cg, instruction) -> bool:
 
 
 def _kernel(cg, instruction, slices, n_inputs):
-    name = f"k{cg._kernels}_{codegen._symbol(instruction.name)}"
+    name = f"k{cg._kernels}_{codegen.symbol_name(instruction.name)}"
     cg._kernels += 1
     return kernel_function(cg.llmod, name, len(slices),
-                           noalias=codegen._disjoint(slices, n_inputs))
+                           noalias=codegen.disjoint(slices, n_inputs))
 
 
 def _call(cg, fn, slices, plan: Plan, split: bool, work: int) -> None:
@@ -423,7 +423,7 @@ def output_fusion(cg, instruction) -> bool:
         return False
     operands = cg.kernel_operands(instruction)
     slices = [s for _, s in operands] + [cg.output_leaves(instruction)[0][2]]
-    if not codegen._disjoint(slices, len(operands)):
+    if not codegen.disjoint(slices, len(operands)):
         return False    # the epilogue reads an operand the product would overwrite
     split = threads == 1 or plan.units >= threads
     fn, b, pointers, begin, end = _kernel(cg, instruction, slices, len(operands))

@@ -176,10 +176,10 @@ def _gemm_then_epilogue(cg, instruction, dot, plan, operands, product, out_slice
     extra = [] if product == out_slice else [product]
     slices = [s for _, s in operands] + extra + [out_slice]
     fn, b, pointers, begin, end = kernel_function(
-        cg.llmod, name, len(slices), noalias=codegen._disjoint(slices, len(slices) - 1))
+        cg.llmod, name, len(slices), noalias=codegen.disjoint(slices, len(slices) - 1))
     _emit_epilogue(cg, b, instruction, dot, pointers, pointers[-1 - len(extra)], begin, end)
     b.ret_void()
-    work = instruction.shape.element_count * codegen._work_per_element(instruction)
+    work = instruction.shape.element_count * codegen.work_per_element(instruction)
     cg.call_kernel(fn, slices, outer_extent(instruction.shape), work)
 
 
@@ -190,7 +190,7 @@ def _emit_epilogue(cg, b, instruction, dot, pointers, product, begin, end) -> No
         return
     arrays = {p: IrArray(b, ptr, p.shape) for p, ptr in zip(computation.parameters, pointers)}
     arrays[dot] = IrArray(b, product, dot.shape)
-    g = Generator(codegen._KernelContext(cg, b), Scope(b), arrays)
+    g = Generator(codegen.KernelContext(cg, b), Scope(b), arrays)
     emit_nest(g, computation.root_instruction, IrArray(b, pointers[-1], instruction.shape),
               begin, end)
 

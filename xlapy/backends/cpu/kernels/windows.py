@@ -347,7 +347,7 @@ def emit_generated_kernel(cg, instruction, work_per_element: int) -> None:
     allowed) from its element generator, split over threads by the outer dimension;
     like the generic loop kernel, with the op's real cost for the thread decision."""
     k = cg.loop_kernel(instruction, fused_parameters=False)
-    g = Generator(codegen._KernelContext(cg, k.b), Scope(k.b), k.arrays)
+    g = Generator(codegen.KernelContext(cg, k.b), Scope(k.b), k.arrays)
     out = k.outputs[0] if len(k.outputs) == 1 and not instruction.shape.is_tuple else \
         _Leaves(k.outputs)
     emit_nest(g, instruction, out, k.begin, k.end)
@@ -380,10 +380,10 @@ def select_and_scatter_kernel(cg, instruction) -> bool:
     operands = cg.kernel_operands(instruction)
     out_slice = cg.output_leaves(instruction)[0][2]
     slices = [s for _, s in operands] + [out_slice]
-    name = f"k{cg._kernels}_{codegen._symbol(instruction.name)}"
+    name = f"k{cg._kernels}_{codegen.symbol_name(instruction.name)}"
     cg._kernels += 1
     fn, b, pointers, begin, end = kernel_function(cg.llmod, name, 4,
-                                                  noalias=codegen._disjoint(slices, len(operands)))
+                                                  noalias=codegen.disjoint(slices, len(operands)))
     operand, source, init = instruction.operands
     dims = instruction.attr("window").dimensions
     arrays = [IrArray(b, p, o.shape) for p, o in zip(pointers, instruction.operands)]
