@@ -16,7 +16,7 @@ HAS_JAX = importlib.util.find_spec("jax") is not None
 def test_a_slice_of_random_jax_programs_agrees_with_xla(tmp_path):
     lines = []
     summary = run_jax_campaign(24, seed=10_000, workers=2, timeout=120, out_dir=tmp_path,
-                               log=lines.append)
+                               log=lines.append, guard_pages=True)
     assert summary.programs + summary.generation_skipped == 24
     assert summary.executions == 4 * summary.programs
     assert summary.failed == 0, summary.table() + "\n" + "\n".join(
