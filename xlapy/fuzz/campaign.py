@@ -5,7 +5,7 @@ Two campaigns share this runner:
 - `jax`: random JAX programs (`jax_programs`), lowered by JAX to HLO twice
   (unoptimised, and as XLA's CPU compiler optimised it), each text run by
   xlapy's interpreter and its CPU backend and compared with JAX's own
-  result. JAX runs only in this (the parent) process.
+  result. JAX runs in a sandboxed worker too (`jax_jobs`): XLA can crash.
 - `hlo`: xlapy's own random HLO programs (`hlo_programs`), compiled for the
   CPU (under guard pages by default) and compared with the interpreter.
 
@@ -30,17 +30,18 @@ from pathlib import Path
 
 import numpy as np
 
-from xlapy.fuzz import jobs
+from xlapy.fuzz import jax_jobs, jobs
 from xlapy.fuzz.compare import mismatch
 from xlapy.fuzz.hlo_programs import arguments, random_program
-from xlapy.fuzz.jax_programs import eager_expected, generate, lower
 from xlapy.fuzz.sandbox import Sandbox
 from xlapy.hlo import parse
 
-OUTCOMES = ("ok", "mismatch", "error", "hang", "crash", "xla_differs")
+OUTCOMES = ("ok", "mismatch", "error", "hang", "crash", "xla_differs", "xla_crash")
 FAILURES = ("mismatch", "error", "hang", "crash")
 """xla_differs is not one: XLA's compiled program disagreed with XLA's own op-by-op
-result, and xlapy agreed with the op-by-op one (an XLA bug, kept for the record)."""
+result, and xlapy agreed with the op-by-op one (an XLA bug, kept for the record);
+nor is xla_crash: JAX or XLA crashed or hung drawing or lowering the program, in
+its sandboxed worker, before xlapy saw it."""
 
 
 @dataclass
@@ -191,12 +192,15 @@ def run_jax_campaign(count: int, seed: int = 0, workers: int = 2, timeout: float
         return execution
 
     def jobs_for(number, pool, out):
-        try:
-            program = generate(number)
-            lowered = lower(program)
-        except Exception as e:  # noqa: BLE001 - JAX's own limits are not ours to count
-            log(f"  program {number}: JAX could not make it: {type(e).__name__}: {e}")
+        outcome = pool.sandbox().run(jax_jobs.draw, number, timeout=timeout)
+        if outcome.status == "error":  # JAX's own limits are not ours to count
+            log(f"  program {number}: JAX could not make it: {outcome.error}")
             return None
+        if not outcome.ok:   # XLA crashed or hung on its own program
+            crashed = Execution(number, "lowering", "xla", "xla_crash", outcome.error,
+                                outcome.seconds)
+            return [lambda: crashed]
+        program, lowered = outcome.value
         return [partial(run, pool, out, number, form, backend, lowered, program)
                 for form in ("unoptimized", "optimized") for backend in ("interpreter", "cpu")]
 
@@ -213,10 +217,10 @@ def _second_opinion(execution: Execution, pool: _Workers, program, job, expected
     When JAX op by op (each operation compiled alone) disagrees with JAX's
     whole-program result and xlapy agrees with op by op, the execution is
     `xla_differs`, not a failure."""
-    try:
-        eager = eager_expected(program)
-    except Exception:  # noqa: BLE001 - no second opinion to be had
+    opinion = pool.sandbox().run(jax_jobs.op_by_op, program, timeout=timeout)
+    if not opinion.ok:   # no second opinion to be had
         return execution
+    eager = opinion.value
     if mismatch(expected, eager) is None:
         return execution   # XLA agrees with itself: the mismatch is ours
     outcome = pool.sandbox().run(job[0], *job[1:4], eager, timeout=timeout)
