@@ -14,27 +14,15 @@ from xlapy.core import dtypes
 from xlapy.core.trace import Array
 from xlapy.numpy._manipulation import concatenate
 from xlapy.numpy._promotion import broadcast_to, canonicalize_axis
+from xlapy.numpy._reductions import _sum_dtype
 from xlapy.numpy._shapes import _asarray, _flat_axis, _full, _slice_along, _static_int, ravel
 
 
 # -- cumulative sums and products, differences --------------------------------------------
-def _cumulative_dtype(dtype, requested, widen: bool) -> np.dtype:
-    """The accumulation dtype: `requested`, else bool -> int32 and, when `widen` (the
-    array API's cumulative_*), small integers -> int32 / uint32 as `xnp.sum` does."""
-    if requested is not None:
-        return np.dtype(requested)
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return dtypes.DEFAULT_INT
-    if widen and dtype.kind in "iu" and dtype.itemsize < 4:
-        return dtypes.int32 if dtype.kind == "i" else dtypes.uint32
-    return dtype
-
-
 def _cumulative(a, axis, dtype, op: Callable, name: str, widen: bool = False) -> Array:
     a = _asarray(a)
     a, axis = _flat_axis(a, axis)
-    target = _cumulative_dtype(a.dtype, dtype, widen)
+    target = _sum_dtype(a.dtype, dtype, widen)   # bools always widen, small ints if asked
     a = lax.convert_element_type(a, target) if a.dtype != target else a
     if a.dtype == np.bool_:
         raise TypeError(f"{name} cannot accumulate in bool")
