@@ -262,7 +262,6 @@ class Codegen:
             raise CompileError(f"{instruction.name}: the CPU backend has no native code for "
                                f"{instruction.opcode.value} ({reason}), and "
                                "--xlapy_cpu_strict forbids the evaluator fallback")
-        lowering.log_fallback(instruction.opcode, reason)
         number = len(self.fallbacks)
         self.fallbacks.append(instruction)
         self.fallback_reasons.append(reason)

@@ -22,6 +22,7 @@ from xlapy import version as xlapy_version
 from xlapy.analysis import assign_buffers
 from xlapy.analysis.buffer_assignment import BufferAssignment
 from xlapy.backends.base import dump_buffer_assignment, optimized_copy
+from xlapy.backends.cpu import lowering
 from xlapy.backends.cpu.codegen import Codegen
 from xlapy.backends.cpu.disk_cache import (
     cache_key,
@@ -69,15 +70,10 @@ def assigned(module: HloModule, options: CompileOptions, dumper=None,
 
 
 def generate(prepared: Prepared, options: CompileOptions, name: str | None = None) -> Codegen:
-    """LLVM IR for the whole module (`codegen.llmod`); the evaluator fallbacks, if
-    any, dumped with their reasons."""
+    """LLVM IR for the whole module (`codegen.llmod`)."""
     codegen = Codegen(prepared.module, prepared.assignment, options.cpu,
                       name=name or "xlapy_module")
     codegen.emit()
-    if prepared.dumper is not None and codegen.fallbacks:
-        prepared.dumper.dump_text(f"{prepared.dump_prefix}fallbacks.txt", "".join(
-            f"{i.name} ({i.opcode.value}): {why}\n"
-            for i, why in zip(codegen.fallbacks, codegen.fallback_reasons)))
     return codegen
 
 
@@ -95,17 +91,30 @@ def compile_module(module: HloModule, start: float | None = None,
         key = cache_key(module_fingerprint(module), options.cpu.key(), " ".join(host_target()))
         executable = _from_cache(cache, key, module, assignment, start, options)
         if executable is not None:
-            return executable
+            return _announced(executable, prepared)
     codegen = generate(prepared, options)
     llmod = codegen.llmod
     obj = compile_to_object(llmod, options.cpu.opt_level)
     if cache is not None:
         cache.put(key, _encode(obj, codegen.fallbacks, codegen.fallback_reasons,
                                sorted(llmod.xlapy_runtime), codegen.profiled))
-    return CpuExecutable(module, assignment, LoadedObject(obj), codegen.fallbacks,
-                         compile_seconds=time.perf_counter() - start, profiled=codegen.profiled,
-                         fallback_reasons=codegen.fallback_reasons,
-                         guard_pages=options.cpu.guard_pages)
+    executable = CpuExecutable(module, assignment, LoadedObject(obj), codegen.fallbacks,
+                               compile_seconds=time.perf_counter() - start,
+                               profiled=codegen.profiled,
+                               fallback_reasons=codegen.fallback_reasons,
+                               guard_pages=options.cpu.guard_pages)
+    return _announced(executable, prepared)
+
+
+def _announced(executable: CpuExecutable, prepared: Prepared) -> CpuExecutable:
+    """`executable`, its evaluator fallbacks logged (once per process each) and dumped,
+    whether it was compiled now or loaded from the cache."""
+    for instruction, reason in zip(executable.fallbacks, executable.fallback_reasons):
+        lowering.log_fallback(instruction.opcode, reason)
+    if prepared.dumper is not None and executable.fallbacks:
+        prepared.dumper.dump_text(f"{prepared.dump_prefix}fallbacks.txt",
+                                  "".join(f"{line}\n" for line in executable.fallback_report()))
+    return executable
 
 
 def _from_cache(cache, key: str, module, assignment, start: float,
