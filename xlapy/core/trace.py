@@ -194,12 +194,8 @@ def as_array(value, dtype=None) -> Array:
     """Any array-like as an xlapy Array (Python scalars become weak-typed)."""
     if isinstance(value, Array) and dtype is None:
         return value
-    if isinstance(value, Array):  # lax.convert_element_type, which sits above core
-        dtype = np.dtype(dtype)
-        if value.dtype == dtype:
-            return with_weak_type(value, False)
-        return bind(Opcode.CONVERT, [value], shape=Shape.array(element_type(dtype), value.shape),
-                    weak_type=False, name="convert_element_type")
+    if isinstance(value, Array):
+        return convert(value, dtype)
     weak = (isinstance(value, (int, float, complex)) and not isinstance(value, (bool, np.generic))
             and dtype is None)
     target = np.dtype(dtype) if dtype is not None else dtypes.default_dtype_of(value)
@@ -366,6 +362,16 @@ def _wrap_concrete(value, weak_type: bool):
     if isinstance(value, tuple):
         return tuple(_wrap_concrete(v, weak_type) for v in value)
     return ConcreteArray(value, weak_type)
+
+
+def convert(x: Array, dtype) -> Array:
+    """`x` converted to `dtype` with XLA's semantics, strongly typed: what
+    `lax.convert_element_type` and `as_array(x, dtype)` both do."""
+    dtype = np.dtype(dtype)
+    if x.dtype == dtype:
+        return with_weak_type(x, False)
+    return bind(Opcode.CONVERT, [x], shape=Shape.array(element_type(dtype), x.shape),
+                weak_type=False, name="convert_element_type")
 
 
 def with_weak_type(x: Array, weak_type: bool) -> Array:

@@ -11,7 +11,7 @@ import builtins
 
 import numpy as np
 
-from xlapy.core.trace import Array, as_array, bind, element_type, with_weak_type
+from xlapy.core.trace import Array, as_array, bind, convert, element_type
 from xlapy.hlo.attributes import ComparisonDirection
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
@@ -177,13 +177,7 @@ def clamp(lo, x, hi):
 def convert_element_type(x, new_dtype):
     """`x` converted to `new_dtype` with XLA's conversion semantics (saturating
     float -> int, round to nearest even, NaN -> 0)."""
-    x = as_array(x)
-    new_dtype = np.dtype(new_dtype)
-    if x.dtype == new_dtype:
-        return with_weak_type(x, False)
-    shape = Shape.array(element_type(new_dtype), x.shape)
-    return bind(Opcode.CONVERT, [x], shape=shape, weak_type=False,
-                name="convert_element_type")
+    return convert(as_array(x), new_dtype)
 
 
 def bitcast_convert_type(x, new_dtype):

@@ -117,10 +117,6 @@ def _entry(op: Op) -> Lowering:
 TABLE: dict[Op, Lowering] = {op: _entry(op) for op in Op}
 
 
-def may_fall_back(op: Op) -> bool:
-    return bool(TABLE[op].fallback)
-
-
 def log_fallback(op: Op, reason: str) -> None:
     """Say once per process that `op` runs in the evaluator, and why."""
     key = (op, reason)
