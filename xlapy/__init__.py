@@ -23,17 +23,19 @@ from xlapy.autodiff import (  # noqa: E402  isort: skip - rules use lax
     vjp,
 )
 
-from xlapy.backends import default_backend
+from xlapy.backends import default_backend, runnable_backends
+from xlapy.backends.gpu import device_put
 from xlapy.version import __version__  # noqa: F401  (xlapy.__version__)
 
 
 def devices() -> list[str]:
-    """The backends this machine can run, default first."""
-    names = available_backends()
+    """The backends this machine can run, default first (`gpu` where a CUDA device
+    and its driver are present)."""
+    names = runnable_backends()
     return [default_backend()] + [n for n in names if n != default_backend()]
 
 
 __all__ = ["Array", "CompileError", "ExecutionError", "ParseError", "VerifierError",
-           "XlapyError", "available_backends", "compile", "custom_jvp", "custom_vjp", "devices",
-           "execute", "float0", "grad", "hessian", "hlo", "jacfwd", "jacrev", "jit", "jvp", "lax",
-           "nn", "numpy", "random", "stop_gradient", "value_and_grad", "vjp"]
+           "XlapyError", "available_backends", "compile", "custom_jvp", "custom_vjp", "device_put",
+           "devices", "execute", "float0", "grad", "hessian", "hlo", "jacfwd", "jacrev", "jit",
+           "jvp", "lax", "nn", "numpy", "random", "stop_gradient", "value_and_grad", "vjp"]

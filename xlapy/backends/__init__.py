@@ -1,5 +1,6 @@
-"""Backends by name: `interpreter` and `cpu` are built in (llvmlite is a
-dependency); `register_backend` adds others."""
+"""Backends by name: `interpreter`, `cpu` and `gpu` are built in (llvmlite is a
+dependency; the GPU compiles anywhere, runs where CUDA is); `register_backend` adds
+others."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 
 from xlapy.backends.base import Backend, Executable
 from xlapy.backends.cpu import CpuBackend
+from xlapy.backends.gpu import GpuBackend, device_available
 from xlapy.backends.interpreter import InterpreterBackend
 from xlapy.errors import CompileError
 
@@ -19,11 +21,17 @@ def register_backend(name: str, factory) -> None:
 
 register_backend("interpreter", InterpreterBackend)
 register_backend("cpu", CpuBackend)
+register_backend("gpu", GpuBackend)
 _INSTANCES: dict[str, Backend] = {}
 
 
 def available_backends() -> list[str]:
     return list(_FACTORIES)
+
+
+def runnable_backends() -> list[str]:
+    """The backends that can run here: `gpu` only where a CUDA device is present."""
+    return [n for n in _FACTORIES if n != "gpu" or device_available()]
 
 
 def default_backend() -> str:
@@ -49,4 +57,4 @@ def get_backend(name: str | None = None) -> Backend:
 
 
 __all__ = ["Backend", "Executable", "available_backends", "default_backend", "get_backend",
-           "register_backend"]
+           "register_backend", "runnable_backends"]

@@ -48,19 +48,19 @@ class Executable(abc.ABC):
         if len(arrays) != len(params):
             raise ExecutionError(
                 f"{self.module.name} takes {len(params)} argument(s), got {len(arrays)}")
-        return [_check_value(a, p.shape, f"argument {p.parameter_number} ({p.name})")
+        return [check_value(a, p.shape, f"argument {p.parameter_number} ({p.name})")
                 for a, p in zip(arrays, params)]
 
     def as_text(self) -> str:
         return self.module.to_text()
 
 
-def _check_value(value, shape: Shape, where: str):
+def check_value(value, shape: Shape, where: str):
     if shape.is_tuple:
         if not isinstance(value, (tuple, list)) or len(value) != len(shape.tuple_shapes):
             raise ExecutionError(f"{where}: expected a tuple of {len(shape.tuple_shapes)} "
                                  f"values for shape {shape}")
-        return tuple(_check_value(v, s, f"{where}[{i}]")
+        return tuple(check_value(v, s, f"{where}[{i}]")
                      for i, (v, s) in enumerate(zip(value, shape.tuple_shapes)))
     if shape.is_token:
         return value
@@ -92,14 +92,16 @@ class Backend(abc.ABC):
 
 
 def optimized_copy(module: HloModule, extra_passes=(), dump_prefix: str = "",
-                   flags: DebugOptions | None = None) -> tuple[HloModule, ModuleDumper | None]:
-    """A deep copy of `module` after the default pipeline (and `extra_passes`),
+                   flags: DebugOptions | None = None,
+                   pipeline=None) -> tuple[HloModule, ModuleDumper | None]:
+    """A deep copy of `module` after `pipeline` (default: the default pipeline and
+    `extra_passes`),
     dumped as `flags` (default XLAPY_FLAGS) ask, and the dumper, through which the
     backend dumps what it makes next (its buffer assignment) under the same number."""
     module = copy.deepcopy(module)
     flags = flags if flags is not None else debug_options()
     dumper = dumper_for(module, flags)
-    optimize(module, extra_passes=extra_passes, flags=flags, dumper=dumper,
+    optimize(module, pipeline, extra_passes=extra_passes, flags=flags, dumper=dumper,
              dump_prefix=dump_prefix)
     return module, dumper
 

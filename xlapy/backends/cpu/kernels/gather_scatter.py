@@ -117,7 +117,7 @@ def scatter_kernel(cg, instruction) -> bool:
     outs = [IrArray(b, p, shape) for (_, shape, _), p in zip(outputs, pointers[len(operands):])]
     for k in copies:
         _copy(b, ins[k], outs[k])
-    _emit_updates(b, instruction, ins[count], ins[count + 1:], outs)
+    emit_updates(b, instruction, ins[count], ins[count + 1:], outs)
     b.ret_void()
     updates = instruction.operands[count + 1]
     cg.call_kernel(fn, slices, 1, updates.shape.element_count)
@@ -133,7 +133,7 @@ def _copy(b: ir.IRBuilder, source: IrArray, target: IrArray) -> None:
               lambda index: raw_copy(b, source, target, index, index))
 
 
-def _emit_updates(b, instruction, indices: IrArray, updates: list, outs: list) -> None:
+def emit_updates(b, instruction, indices: IrArray, updates: list, outs: list) -> None:
     """For each scatter index in order: the window's start, the bounds check, and the
     combiner applied to every window element."""
     window_dims = tuple(instruction.attr("update_window_dims") or ())

@@ -62,7 +62,7 @@ def _split_dim(dims) -> int:
 
 
 @dataclass(frozen=True)
-class _Plan:
+class RngPlan:
     algorithm: RngAlgorithm
     state_size: int
     shape: object       # of the data
@@ -70,7 +70,7 @@ class _Plan:
     blocks: int
 
     @staticmethod
-    def of(instruction) -> _Plan | None:
+    def of(instruction) -> RngPlan | None:
         state_shape, data_shape = instruction.shape.tuple_shapes
         element = data_shape.element_type
         if element not in _ELEMENTS:
@@ -96,7 +96,7 @@ class _Plan:
             half = list(dims)
             half[_split_dim(dims)] = (dims[_split_dim(dims)] + 1) // 2
             blocks = math.prod(half)
-        return _Plan(algorithm, size, data_shape, width, blocks)
+        return RngPlan(algorithm, size, data_shape, width, blocks)
 
     @property
     def half_dims(self) -> list[int]:
@@ -108,7 +108,7 @@ class _Plan:
 
 @special(Op.RNG_BIT_GENERATOR)
 def rng_bit_generator(cg, instruction) -> bool:
-    plan = _Plan.of(instruction)
+    plan = RngPlan.of(instruction)
     if plan is None:
         return False
     state = instruction.operands[0]
@@ -118,23 +118,23 @@ def rng_bit_generator(cg, instruction) -> bool:
         slices = [state_in, data_out]
         fn, b, pointers, begin, end = new_kernel(cg, instruction, "rng", slices, 1)
         with discarded_on_error(cg.llmod, fn):
-            _emit_data(b, plan, pointers, begin, end)
+            emit_data(b, plan, pointers, begin, end)
         cg.call_kernel(fn, slices, plan.blocks, plan.blocks * _WORK_PER_BLOCK)
     slices = [state_in, state_out]
     fn, b, pointers, _, _ = new_kernel(cg, instruction, "rng_state", slices, 1)
     with discarded_on_error(cg.llmod, fn):
-        _emit_state(b, plan, pointers)
+        emit_state(b, plan, pointers)
     cg.call_kernel(fn, slices, 1, 1)
     return True
 
 
 # -- the kernels ----------------------------------------------------------------------------
-def _state_words(b, plan: _Plan, pointer):
+def _state_words(b, plan: RngPlan, pointer):
     words = b.bitcast(pointer, T.I64.as_pointer())
     return [b.load(b.gep(words, [_i64(i)])) for i in range(plan.state_size)]
 
 
-def _emit_state(b, plan: _Plan, pointers) -> None:
+def emit_state(b, plan: RngPlan, pointers) -> None:
     """new state = [key, counter + blocks used] (carrying into the high word of u64[3])."""
     state = _state_words(b, plan, pointers[0])
     low = b.add(state[1], _i64(plan.blocks))
@@ -148,7 +148,7 @@ def _emit_state(b, plan: _Plan, pointers) -> None:
     b.ret_void()
 
 
-def _emit_data(b, plan: _Plan, pointers, begin, end) -> None:
+def emit_data(b, plan: RngPlan, pointers, begin, end) -> None:
     state = _state_words(b, plan, pointers[0])
     out = _Output(b, pointers[1], plan.shape)
     key = state[0]
@@ -246,7 +246,7 @@ def _unflatten(b, number, dims) -> list:
     return list(reversed(index))
 
 
-def _philox_store(b, plan: _Plan, out: _Output, j, words) -> None:
+def _philox_store(b, plan: RngPlan, out: _Output, j, words) -> None:
     count = plan.shape.element_count
     per_block = 2 if plan.width == 64 else 4
     values = [_join(b, words[2 * h], words[2 * h + 1]) for h in range(2)] \
@@ -260,7 +260,7 @@ def _philox_store(b, plan: _Plan, out: _Output, j, words) -> None:
             out.store_bits(b, value, out.offset_of_number(b, number))
 
 
-def _threefry_store(b, plan: _Plan, out: _Output, j, words) -> None:
+def _threefry_store(b, plan: RngPlan, out: _Output, j, words) -> None:
     dims = plan.shape.dimensions
     if plan.width == 64:
         out.store_bits(b, _join(b, *words), out.offset_of_number(b, j))
