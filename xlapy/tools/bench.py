@@ -25,6 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="memory for the encoder's largest-batch fit (default 1GiB)")
     parser.add_argument("--tiny", action="store_true", help="tiny sizes: checks the harness")
     parser.add_argument("--list", action="store_true", help="list the workloads and exit")
+    parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
+                        help="gpu: the GPU workloads (benchmarks/gpu_suite.py) on a CUDA device")
 
 
 def parse_bytes(text: str) -> int:
@@ -49,6 +51,10 @@ def _suite():
 
 def run(args: argparse.Namespace) -> int:
     suite = _suite()
+    if args.backend == "gpu":
+        from benchmarks import gpu_suite  # the checkout's, as above
+
+        return gpu_suite.run(tiny=args.tiny)
     if args.list:
         from benchmarks.workloads import WORKLOADS  # the checkout's, as above
 

@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from xlapy.backends.gpu import blas, device_array, driver, memory
+from xlapy.backends.gpu import blas, device_array, driver
 from xlapy.backends.gpu.device_array import DeviceArray, device_put, dlpack_capsule
 from xlapy.backends.gpu.memory import CachingAllocator, bin_size
 from xlapy.errors import CompileError, ExecutionError
@@ -178,17 +178,17 @@ def test_bins(request_size, expected):
 def test_freed_buffers_are_reused_within_their_bin():
     fake = FakeMemory()
     allocator = CachingAllocator(fake)
-    first = allocator.allocate(100)
+    first, other = allocator.allocate(100), allocator.allocate(5000)
     ptr = first.ptr
-    del first
+    del first, other  # given back when collected
     gc.collect()
-    assert allocator.stats()["bytes_cached"] == 512
+    assert allocator.stats()["bytes_cached"] == 512 + 5120
     again = allocator.allocate(400)  # same 512-byte bin
-    assert again.ptr == ptr and again.nbytes == 400 and fake.allocs == 1
+    assert again.ptr == ptr and again.nbytes == 400 and fake.allocs == 2
     bigger = allocator.allocate(600)  # another bin: a fresh block
-    assert bigger.ptr != ptr and fake.allocs == 2
-    assert allocator.stats() == {"bytes_in_use": 1536, "bytes_cached": 0,
-                                 "buffers_in_use": 2, "buffers_cached": 0}
+    assert bigger.ptr != ptr and fake.allocs == 3
+    assert allocator.stats() == {"bytes_in_use": 1536, "bytes_cached": 5120,
+                                 "buffers_in_use": 2, "buffers_cached": 1}
 
 
 def test_empty_cache_frees_only_cached_blocks():
@@ -230,17 +230,6 @@ def test_no_double_free():
     assert fake.frees == [ptr]
 
 
-def test_buffers_given_back_when_collected():
-    allocator = CachingAllocator(FakeMemory())
-    buffers = [allocator.allocate(n) for n in (1, 600, 5000)]
-    assert allocator.stats()["buffers_in_use"] == 3
-    del buffers
-    gc.collect()
-    assert allocator.stats()["buffers_in_use"] == 0
-    assert allocator.stats()["bytes_cached"] == 512 + 1024 + 5120
-    assert isinstance(memory.DeviceBuffer, type)
-
-
 # --- DLPack, checked on host memory -----------------------------------------------------------
 
 
@@ -251,7 +240,7 @@ class HostExport:
         self.array = array
 
     def __dlpack_device__(self):
-        return (device_array.KDL_CPU, 0)
+        return device_array.KDL_CPU, 0
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         a = self.array
@@ -415,6 +404,10 @@ def emulated_cublas(dtype):
         gemm_strided_batched_ex=gemm_strided_batched_ex)
 
 
+class StreamOnly:
+    stream = 0  # blas keeps one handle per context, in a weak dictionary
+
+
 @pytest.mark.parametrize("trans_a", [False, True])
 @pytest.mark.parametrize("trans_b", [False, True])
 def test_gemm_row_major_swap(monkeypatch, trans_a, trans_b):
@@ -425,7 +418,7 @@ def test_gemm_row_major_swap(monkeypatch, trans_a, trans_b):
     a = rng.normal(size=(batch, k, m) if trans_a else (batch, m, k))
     b = rng.normal(size=(batch, n, k) if trans_b else (batch, k, n))
     c = np.zeros((batch, m, n))
-    blas.gemm(types.SimpleNamespace(stream=0), m=m, n=n, k=k, a=a.ctypes.data, b=b.ctypes.data,
+    blas.gemm(StreamOnly(), m=m, n=n, k=k, a=a.ctypes.data, b=b.ctypes.data,
               c=c.ctypes.data, dtype=np.float64, trans_a=trans_a, trans_b=trans_b, batch=batch,
               stride_a=m * k, stride_b=k * n, stride_c=m * n)
     want = (a.transpose(0, 2, 1) if trans_a else a) @ (b.transpose(0, 2, 1) if trans_b else b)

@@ -80,8 +80,11 @@ def _handle(ctx) -> int:
         handle = _HANDLES.get(ctx)
         if handle is None:
             cublas = _cublas()
-            handle = cublas.create()
-            cublas.set_stream(handle, ctx.stream)
+            try:
+                handle = cublas.create()
+                cublas.set_stream(handle, ctx.stream)
+            except Exception as error:  # nvmath raises its own cuBLASError
+                raise ExecutionError(f"cuBLAS handle for {ctx}: {error}") from error
             _HANDLES[ctx] = handle
         return handle
 
@@ -110,10 +113,11 @@ def gemm(ctx, *, m: int, n: int, k: int, a: int, b: int, c: int, dtype, trans_a:
     element = data_types[dtype]
     ld_b = max(1, k if trans_b else n)
     ld_a = max(1, m if trans_a else k)
+    handle = _handle(ctx)
     # column-major C^T[n, m] = op(B)^T[n, k] @ op(A)^T[k, m]
     try:
         cublas.gemm_strided_batched_ex(
-            _handle(ctx), op[trans_b], op[trans_a], n, m, k,
+            handle, op[trans_b], op[trans_a], n, m, k,
             alpha.ctypes.data, b, element, ld_b, stride_b,
             a, element, ld_a, stride_a,
             beta.ctypes.data, c, element, n, stride_c,

@@ -118,8 +118,13 @@ class LoadedModule:
 
 
 def _unload_module(handle) -> None:
+    # Kernels of the module may still be queued: let them finish first. Where the
+    # context is not current (a finalizer in another thread) both calls fail and
+    # the module stays loaded, which is harmless.
     try:
-        _driver_module().cuModuleUnload(handle)
+        driver = _driver_module()
+        if driver.cuCtxSynchronize()[0] == driver.CUresult.CUDA_SUCCESS:
+            driver.cuModuleUnload(handle)
     except Exception:  # a finalizer must not raise; the context may already be gone
         pass
 
