@@ -108,3 +108,17 @@ def kernel_function(module: ir.Module, name: str, n_pointers: int,
 
 def new_scope(b: ir.IRBuilder) -> Scope:
     return Scope(b)
+
+
+def group_leaves(roots, out_arrays):
+    """Per root, its output array, or the list of arrays of a tuple-shaped root."""
+    targets, at = [], 0
+    for root in roots:
+        if root.shape.is_tuple:
+            count = len(root.shape.leaves())
+            targets.append(out_arrays[at:at + count])
+            at += count
+        else:
+            targets.append(out_arrays[at])
+            at += 1
+    return targets

@@ -41,7 +41,7 @@ from xlapy.codegen.elemental import FAST_MATH
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.intrinsics import intrinsic
 from xlapy.codegen.ir_array import IrArray
-from xlapy.codegen.loop_nest import emit_nest, kernel_function, outer_extent
+from xlapy.codegen.loop_nest import emit_nest, group_leaves, kernel_function, outer_extent
 from xlapy.codegen.scope import Scope
 from xlapy.errors import CompileError
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
@@ -316,7 +316,7 @@ class Codegen:
         else:
             roots = [instruction]
         g = Generator(KernelContext(self, b), Scope(b), k.arrays)
-        targets = _group_leaves(roots, out_arrays)
+        targets = group_leaves(roots, out_arrays)
         tiled = _transposes(instruction)
         extents = {outer_extent(a.shape) for a in out_arrays}
         splittable = len(extents) == 1 and all(a.shape.rank > 0 for a in out_arrays)
@@ -404,20 +404,6 @@ def _transposes(instruction: HloInstruction) -> bool:
             if perm and perm[-1] != len(perm) - 1 and i.shape.element_count >= 1024:
                 return True
     return False
-
-
-def _group_leaves(roots, out_arrays):
-    """Per root, its output array, or the list of arrays of a tuple-shaped root."""
-    targets, at = [], 0
-    for root in roots:
-        if root.shape.is_tuple:
-            count = len(root.shape.leaves())
-            targets.append(out_arrays[at:at + count])
-            at += count
-        else:
-            targets.append(out_arrays[at])
-            at += 1
-    return targets
 
 
 def disjoint(slices: list[Slice], n_inputs: int) -> bool:

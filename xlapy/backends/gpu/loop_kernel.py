@@ -24,6 +24,7 @@ from xlapy.backends.gpu.thunks import Launch
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.ir_array import minor_to_major
+from xlapy.codegen.loop_nest import group_leaves
 from xlapy.codegen.scope import OUTSIDE, Ix, Scope
 from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import Opcode as Op
@@ -42,20 +43,6 @@ def roots_of(instruction: HloInstruction) -> list[HloInstruction]:
         root = instruction.attr("calls").root_instruction
         return list(root.operands) if root.opcode is Op.TUPLE else [root]
     return [instruction]
-
-
-def group_leaves(roots, out_arrays):
-    """Per root, its output array, or the list of arrays of a tuple-shaped root."""
-    targets, at = [], 0
-    for root in roots:
-        if root.shape.is_tuple:
-            count = len(root.shape.leaves())
-            targets.append(out_arrays[at:at + count])
-            at += count
-        else:
-            targets.append(out_arrays[at])
-            at += 1
-    return targets
 
 
 def _leaf_shape(root: HloInstruction):

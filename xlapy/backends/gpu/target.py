@@ -67,21 +67,12 @@ class Nvptx:
     def shared_array(self, module: ir.Module, b: ir.IRBuilder, element: ir.Type, count: int,
                      name: str) -> ir.Value:
         """A generic pointer to `count` elements of block-shared memory."""
-        t = ir.ArrayType(element, count)
-        g = ir.GlobalVariable(module, t, module.get_unique_name(name), addrspace=SHARED)
-        g.linkage = "internal"
-        g.initializer = ir.Constant(t, ir.Undefined)
-        g.align = 8
+        g = _global(module, ir.ArrayType(element, count), name, SHARED, ir.Undefined)
         return b.addrspacecast(b.bitcast(g, element.as_pointer(SHARED)), element.as_pointer())
 
     def constant(self, module: ir.Module, b: ir.IRBuilder, data: bytes, name: str) -> ir.Value:
         """A generic i8* to read-only `data` in device memory."""
-        t = ir.ArrayType(T.I8, max(len(data), 1))
-        g = ir.GlobalVariable(module, t, module.get_unique_name(name), addrspace=nvptx.GLOBAL)
-        g.global_constant = True
-        g.linkage = "internal"
-        g.align = 64
-        g.initializer = ir.Constant(t, bytearray(data or b"\0"))
+        g = _constant_bytes(module, data, name, nvptx.GLOBAL)
         return b.addrspacecast(b.bitcast(g, T.I8.as_pointer(nvptx.GLOBAL)), T.I8P)
 
 
@@ -115,21 +106,29 @@ class HostEmulation:
 
     def shared_array(self, module: ir.Module, b: ir.IRBuilder, element: ir.Type, count: int,
                      name: str) -> ir.Value:
-        t = ir.ArrayType(element, count)
-        g = ir.GlobalVariable(module, t, module.get_unique_name(name))
-        g.linkage = "internal"
-        g.initializer = ir.Constant(t, None)
-        g.align = 8
+        g = _global(module, ir.ArrayType(element, count), name, 0, None)
         return b.bitcast(g, element.as_pointer())
 
     def constant(self, module: ir.Module, b: ir.IRBuilder, data: bytes, name: str) -> ir.Value:
-        t = ir.ArrayType(T.I8, max(len(data), 1))
-        g = ir.GlobalVariable(module, t, module.get_unique_name(name))
-        g.global_constant = True
-        g.linkage = "internal"
-        g.align = 64
-        g.initializer = ir.Constant(t, bytearray(data or b"\0"))
-        return b.bitcast(g, T.I8P)
+        return b.bitcast(_constant_bytes(module, data, name, 0), T.I8P)
+
+
+def _global(module: ir.Module, t: ir.Type, name: str, addrspace: int, initial,
+            align: int = 8) -> ir.GlobalVariable:
+    """An internal global of `t` under a fresh name derived from `name`."""
+    g = ir.GlobalVariable(module, t, module.get_unique_name(name), addrspace=addrspace)
+    g.linkage = "internal"
+    g.initializer = ir.Constant(t, initial)
+    g.align = align
+    return g
+
+
+def _constant_bytes(module: ir.Module, data: bytes, name: str,
+                    addrspace: int) -> ir.GlobalVariable:
+    g = _global(module, ir.ArrayType(T.I8, max(len(data), 1)), name, addrspace,
+                bytearray(data or b"\0"), align=64)
+    g.global_constant = True
+    return g
 
 
 def launcher_name(kernel_name: str) -> str:
