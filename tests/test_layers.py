@@ -16,6 +16,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "xlapy"
 
 LAYERS: list[tuple[str, ...]] = [
     ("xlapy.errors", "xlapy.flags", "xlapy.version"),
+    ("xlapy.distributed",),
     ("xlapy.hlo",),
     ("xlapy.analysis",),
     ("xlapy.passes",),

@@ -225,6 +225,25 @@ def _iota(g: Generator, instruction, index):
         return to(g.b, i.value, P.S64, target), i.depth
 
 
+DEVICE_IDS = "xlapy_device_ids"
+"""The global `[2 x i32]` holding (replica id, partition id): the runtime writes
+this process's before each run (zeros on one device), so one compiled object
+serves every process of a job."""
+
+
+@generates(Op.REPLICA_ID, Op.PARTITION_ID)
+def _device_id(g: Generator, instruction, index):
+    module = g.b.module
+    ids = module.globals.get(DEVICE_IDS)
+    if ids is None:
+        ids = ir.GlobalVariable(module, ir.ArrayType(T.I32, 2), DEVICE_IDS)
+        ids.initializer = ir.Constant(ids.value_type, [0, 0])
+    slot = 0 if instruction.opcode is Op.REPLICA_ID else 1
+    with g.scope.at(OUTSIDE):
+        pointer = g.b.gep(ids, [ir.Constant(T.I32, 0), ir.Constant(T.I32, slot)])
+        return g.b.load(pointer), OUTSIDE
+
+
 @generates(Op.MAP)
 def _map(g: Generator, instruction, index):
     """The mapped computation applied to the operands' elements at `index`."""

@@ -258,7 +258,7 @@ def test_a_runtime_object_that_is_no_object_is_rebuilt(tmp_path, real_object):
 
 
 def _record(**change) -> bytes:
-    header = {"fallbacks": [], "runtime": [], "profiled": [], "target": list(host_target()),
+    header = {"fallbacks": [], "collectives": [], "runtime": [], "profiled": [], "target": list(host_target()),
               "xlapy": __import__("xlapy").__version__, **change}
     text = json.dumps(header).encode()
     return compiler._MAGIC + len(text).to_bytes(4, "little") + text

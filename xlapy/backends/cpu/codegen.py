@@ -50,6 +50,9 @@ from xlapy.hlo.opcode import Opcode as Op
 ENTRY = "xlapy_entry"
 OUT_OF_MEMORY = -1
 """The fallback number an execution reports when a kernel's scratch malloc fails."""
+
+COLLECTIVE_BASE = 1 << 40
+"""Callback numbers from here on are collectives (`Codegen.collectives`), not fallbacks."""
 FALLBACK_TYPE = ir.FunctionType(ir.VoidType(), [T.I64, T.I8P.as_pointer()])
 
 _INTERNAL_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError,
@@ -73,6 +76,8 @@ class Codegen:
         self.fallback_reasons: list[str] = []
         """Why each of `fallbacks` runs in the evaluator (the lowering table's words,
         or the emitter's refusal)."""
+        self.collectives: list[HloInstruction] = []
+        """The collectives the code hands to the runtime, by number (`emit_collective`)."""
         self._constants: dict[int, ir.GlobalVariable] = {}
         self._fused_constants: dict[int, ir.GlobalVariable] = {}
         self._kernels = 0
@@ -223,6 +228,9 @@ class Codegen:
         lowering table allows one (`lowering.TABLE`), with the reason recorded."""
         op = instruction.opcode
         entry = lowering.TABLE[op]
+        if op in lowering.COLLECTIVES:
+            self.emit_collective(instruction)
+            return
         before = set(self.llmod.globals)
         try:
             try:
@@ -265,6 +273,18 @@ class Codegen:
         number = len(self.fallbacks)
         self.fallbacks.append(instruction)
         self.fallback_reasons.append(reason)
+        self.b.call(self.fallback, [ir.Constant(T.I64, number), self.table])
+
+    def emit_collective(self, instruction: HloInstruction) -> None:
+        """A call into the collectives runtime: the same callback as the evaluator
+        fallback, numbered from COLLECTIVE_BASE, so no process-wide symbol binds a
+        compiled object to one executable."""
+        if self.options.target:
+            raise CompileError(f"{instruction.name}: {instruction.opcode.value} needs the "
+                               "collectives runtime (MPI through xlapy), which ahead-of-time "
+                               "compiled code does not carry")
+        number = COLLECTIVE_BASE + len(self.collectives)
+        self.collectives.append(instruction)
         self.b.call(self.fallback, [ir.Constant(T.I64, number), self.table])
 
     # -- loop kernels -------------------------------------------------------------------

@@ -97,10 +97,11 @@ def compile_module(module: HloModule, start: float | None = None,
     obj = compile_to_object(llmod, options.cpu.opt_level)
     if cache is not None:
         cache.put(key, _encode(obj, codegen.fallbacks, codegen.fallback_reasons,
-                               sorted(llmod.xlapy_runtime), codegen.profiled))
+                               sorted(llmod.xlapy_runtime), codegen.profiled,
+                               codegen.collectives))
     executable = CpuExecutable(module, assignment, LoadedObject(obj), codegen.fallbacks,
                                compile_seconds=time.perf_counter() - start,
-                               profiled=codegen.profiled,
+                               profiled=codegen.profiled, collectives=codegen.collectives,
                                fallback_reasons=codegen.fallback_reasons,
                                guard_pages=options.cpu.guard_pages)
     return _announced(executable, prepared)
@@ -126,21 +127,23 @@ def _from_cache(cache, key: str, module, assignment, start: float,
         if problem:
             cache.discard(key, problem)
         return None
-    obj, fallbacks, reasons, runtime, profiled = decoded
+    obj, fallbacks, reasons, runtime, profiled, collectives = decoded
     ensure_runtime(runtime)  # what the object calls: a failure there is not the entry's
     try:
         return CpuExecutable(module, assignment, LoadedObject(obj), fallbacks,
                              compile_seconds=time.perf_counter() - start, from_cache=True,
                              profiled=profiled, fallback_reasons=reasons,
+                             collectives=collectives,
                              guard_pages=options.cpu.guard_pages)
     except CompileError as e:
         cache.discard(key, f"its object does not load ({e})")
         return None
 
 
-def _encode(obj: bytes, fallbacks, reasons, runtime, profiled) -> bytes:
+def _encode(obj: bytes, fallbacks, reasons, runtime, profiled, collectives) -> bytes:
     header = json.dumps({"fallbacks": [[i.parent.name, i.name, why]
                                        for i, why in zip(fallbacks, reasons)],
+                         "collectives": [[i.parent.name, i.name] for i in collectives],
                          "runtime": [list(r) for r in runtime],
                          "profiled": [i.name for i in profiled],
                          "target": list(host_target()),
@@ -150,7 +153,7 @@ def _encode(obj: bytes, fallbacks, reasons, runtime, profiled) -> bytes:
 
 def _decode(payload: bytes | None, module):
     """((object code, fallback instructions, their reasons, runtime kernels, profiled
-    entry instructions), '') for an entry that fits `module` and this process; (None, what
+    entry instructions, collectives), '') for an entry that fits `module` and this process; (None, what
     does not fit), or (None, '') for no entry."""
     if payload is None:
         return None, ""
@@ -162,6 +165,8 @@ def _decode(payload: bytes | None, module):
         header = json.loads(payload[at + 4:at + 4 + size])
         fallbacks = [module.computation(c).instruction(name) for c, name, _ in header["fallbacks"]]
         reasons = [str(why) for _, _, why in header["fallbacks"]]
+        collectives = [module.computation(c).instruction(name)
+                       for c, name in header["collectives"]]
         runtime = [_runtime_need(*r) for r in header["runtime"]]
         entry = module.entry_computation
         profiled = [entry.instruction(name) for name in header["profiled"]]
@@ -178,7 +183,7 @@ def _decode(payload: bytes | None, module):
     problem = object_problem(obj, target[0])
     if problem:
         return None, problem
-    return (obj, fallbacks, reasons, runtime, profiled), ""
+    return (obj, fallbacks, reasons, runtime, profiled, collectives), ""
 
 
 def _runtime_need(kind: str, dtype: str, threads: int) -> tuple[str, str, int]:

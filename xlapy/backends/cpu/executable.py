@@ -27,6 +27,8 @@ from xlapy.analysis.buffer_assignment import BufferAssignment, human_bytes
 from xlapy.backends.base import Executable
 from xlapy.backends.cpu import host_memory
 from xlapy.backends.cpu import options as _options  # noqa: F401  (declares the guard flag)
+from xlapy.backends.cpu.codegen import COLLECTIVE_BASE
+from xlapy.backends.cpu.collectives import device_ids_address, run_collective, write_device_ids
 from xlapy.backends.cpu.fallback import run_fallback
 from xlapy.backends.cpu.guarded_memory import POISON, GuardedBlock, alignment_of
 from xlapy.backends.cpu.output_recycler import MIN_BYTES, OutputRecycler
@@ -59,13 +61,17 @@ class CpuExecutable(Executable):
     def __init__(self, module: HloModule, assignment: BufferAssignment, loaded,
                  fallbacks: list, backend: str = "cpu", compile_seconds: float = 0.0,
                  from_cache: bool = False, profiled: list | None = None,
-                 guard_pages: bool | None = None, fallback_reasons: list | None = None):
+                 guard_pages: bool | None = None, fallback_reasons: list | None = None,
+                 collectives: list | None = None):
         super().__init__(module, backend)
         self.assignment = assignment
         self.fallbacks = fallbacks
         """The instructions the HLO evaluator computes, called back from the code."""
         self.fallback_reasons = list(fallback_reasons or [""] * len(fallbacks))
         """Why each of `fallbacks` does (see `backends/cpu/lowering.py`)."""
+        self.collectives = list(collectives or [])
+        """The collectives the code hands to the runtime (`backends/cpu/collectives.py`)."""
+        self._device_ids = device_ids_address(module, loaded)
         self.compile_seconds = compile_seconds
         self.from_cache = from_cache
         self._loaded = loaded
@@ -246,6 +252,8 @@ class CpuExecutable(Executable):
                 buf = recycler.buffer(alloc, size, self.module.name)
                 buffers[alloc] = (buf, 0)
                 table[alloc] = _address(buf, keep)
+        if self._device_ids is not None:
+            write_device_ids(self, self._device_ids)
         self._entry(table_address, self._fallback_address)
         if self._errors:
             self._raise(table_address)
@@ -287,6 +295,8 @@ class CpuExecutable(Executable):
                 axes, identity = _physical(shape)
                 physical = np.ascontiguousarray(value if identity else np.transpose(value, axes))
                 buffers[alloc][:] = physical.reshape(-1).view(np.uint8)
+            if self._device_ids is not None:
+                write_device_ids(self, self._device_ids)
             self._entry(table_address, self._fallback_address)
             if self._errors:
                 self._raise(table_address)
@@ -334,8 +344,13 @@ class CpuExecutable(Executable):
             self._errors.setdefault(table_address, MemoryError(
                 f"a kernel could not allocate its scratch memory{size}"))
             return
+        if table_address in self._errors:   # a failed call: the rest of it is moot
+            return
         try:
-            run_fallback(self, self.fallbacks[number], table_address)
+            if number >= COLLECTIVE_BASE:
+                run_collective(self, self.collectives[number - COLLECTIVE_BASE], table_address)
+            else:
+                run_fallback(self, self.fallbacks[number], table_address)
         except BaseException as e:  # noqa: BLE001 - reported after the foreign call returns
             self._errors.setdefault(table_address, e)
 

@@ -30,10 +30,20 @@ def _address(executable, table_address: int, s) -> int:
     return int(table[s.allocation] or 0) + s.offset
 
 
-def _read(executable, table_address, instruction, index=()):
+def buffer_view(executable, table_address: int, instruction, index=()) -> np.ndarray | None:
+    """The live buffer of an array (sub)value in logical order, or None where it is a
+    constant (a global of the object, not to be written)."""
+    shape = instruction.shape.subshape(index) if index else instruction.shape
+    s = executable.assignment.slice_of(instruction, index)
+    if executable.assignment.allocations[s.allocation].kind == "constant":
+        return None
+    return _memory(_address(executable, table_address, s), shape)
+
+
+def read_value(executable, table_address, instruction, index=()):
     shape = instruction.shape.subshape(index) if index else instruction.shape
     if shape.is_tuple:
-        return tuple(_read(executable, table_address, instruction, (*index, i))
+        return tuple(read_value(executable, table_address, instruction, (*index, i))
                      for i in range(len(shape.tuple_shapes)))
     if shape.is_token:
         return None
@@ -47,11 +57,11 @@ def _read(executable, table_address, instruction, index=()):
     return _memory(_address(executable, table_address, s), shape).copy()
 
 
-def _write(executable, table_address, instruction, value, index=()):
+def write_value(executable, table_address, instruction, value, index=()):
     shape = instruction.shape.subshape(index) if index else instruction.shape
     if shape.is_tuple:
         for i, v in enumerate(value):
-            _write(executable, table_address, instruction, v, (*index, i))
+            write_value(executable, table_address, instruction, v, (*index, i))
         return
     if shape.is_token:
         return
@@ -64,9 +74,9 @@ def run_fallback(executable, instruction, table_address: int) -> None:
     evaluator = getattr(executable, "_evaluator", None)
     if evaluator is None:
         evaluator = executable._evaluator = Evaluator()
-    operands = [_read(executable, table_address, o) for o in instruction.operands]
+    operands = [read_value(executable, table_address, o) for o in instruction.operands]
     if instruction.opcode is Op.FUSION:
         value = evaluator.call(instruction.attr("calls"), operands)
     else:
         value = evaluator.evaluate(instruction, operands)
-    _write(executable, table_address, instruction, value)
+    write_value(executable, table_address, instruction, value)

@@ -42,8 +42,7 @@ class Lowering:
 
 
 NO_CODE = frozenset({Op.PARAMETER, Op.CONSTANT, Op.GET_TUPLE_ELEMENT, Op.TUPLE,
-                     Op.AFTER_ALL, Op.ADD_DEPENDENCY, Op.OPTIMIZATION_BARRIER, Op.DOMAIN,
-                     Op.PARTITION_ID, Op.REPLICA_ID})
+                     Op.AFTER_ALL, Op.ADD_DEPENDENCY, Op.OPTIMIZATION_BARRIER, Op.DOMAIN})
 """Ops with no code of their own: buffers, aliases and bookkeeping."""
 
 CONTROL_FLOW = frozenset({Op.WHILE, Op.CONDITIONAL, Op.CALL})
@@ -51,8 +50,16 @@ CONTROL_FLOW = frozenset({Op.WHILE, Op.CONDITIONAL, Op.CALL})
 LOOP_OPS = frozenset(ELEMENTWISE | {
     Op.BROADCAST, Op.TRANSPOSE, Op.RESHAPE, Op.SLICE, Op.PAD, Op.CONCATENATE, Op.REVERSE,
     Op.IOTA, Op.DYNAMIC_SLICE, Op.DYNAMIC_UPDATE_SLICE, Op.COPY, Op.REDUCE, Op.DOT,
-    Op.BITCAST, Op.BITCAST_CONVERT, Op.MAP})
+    Op.BITCAST, Op.BITCAST_CONVERT, Op.MAP, Op.PARTITION_ID, Op.REPLICA_ID})
 """Ops compiled as a loop kernel over their output, by their element generator."""
+
+COLLECTIVES = frozenset({
+    Op.ALL_GATHER, Op.ALL_GATHER_START, Op.ALL_GATHER_DONE, Op.ALL_REDUCE,
+    Op.ALL_REDUCE_START, Op.ALL_REDUCE_DONE, Op.ALL_TO_ALL, Op.COLLECTIVE_BROADCAST,
+    Op.COLLECTIVE_PERMUTE, Op.COLLECTIVE_PERMUTE_START, Op.COLLECTIVE_PERMUTE_DONE,
+    Op.REDUCE_SCATTER})
+"""Ops the generated code hands to the collectives runtime (backends/cpu/collectives.py:
+MPI between processes, on the buffers in place)."""
 
 REFUSED_CASES = ("cases the emitters refuse: element types without native arithmetic "
                  "(sub-byte integers, the f8 and f4 formats), the complex ops "
@@ -60,14 +67,7 @@ REFUSED_CASES = ("cases the emitters refuse: element types without native arithm
                  "non-elementwise op; the emitter's message is the recorded reason")
 """When a natively lowered op still runs in the evaluator."""
 
-_COLLECTIVE = ("a collective: one process is one replica, and the evaluator computes it "
-               "as XLA does on one device")
 NO_NATIVE: dict[Op, str] = {
-    **{op: _COLLECTIVE for op in (
-        Op.ALL_GATHER, Op.ALL_GATHER_START, Op.ALL_GATHER_DONE, Op.ALL_REDUCE,
-        Op.ALL_REDUCE_START, Op.ALL_REDUCE_DONE, Op.ALL_TO_ALL, Op.COLLECTIVE_BROADCAST,
-        Op.COLLECTIVE_PERMUTE, Op.COLLECTIVE_PERMUTE_START, Op.COLLECTIVE_PERMUTE_DONE,
-        Op.REDUCE_SCATTER)},
     **{op: "batch normalisation: XLA expands it into elementwise ops and reductions before "
            "code generation; xlapy's pipeline keeps it, and the evaluator computes it"
        for op in (Op.BATCH_NORM_GRAD, Op.BATCH_NORM_INFERENCE, Op.BATCH_NORM_TRAINING)},
@@ -91,6 +91,8 @@ def _native(op: Op) -> str:
         return "no code: a buffer, an alias or bookkeeping"
     if op in CONTROL_FLOW:
         return "control flow, inline in the caller (backends/cpu/control_flow.py)"
+    if op in COLLECTIVES:
+        return "runtime entry: the collectives runtime over MPI (backends/cpu/collectives.py)"
     parts = []
     if op in SPECIAL:
         fn = SPECIAL[op]
@@ -109,7 +111,7 @@ def _entry(op: Op) -> Lowering:
         return Lowering("", impossible=NOT_INTERPRETED[op])
     native = _native(op)
     if native:
-        refusable = not (op in NO_CODE or op in CONTROL_FLOW)
+        refusable = not (op in NO_CODE or op in CONTROL_FLOW or op in COLLECTIVES)
         return Lowering(native, REFUSED_CASES if refusable else "")
     return Lowering("", NO_NATIVE.get(op, ""))
 
