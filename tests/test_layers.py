@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("xlapy.nn", "xlapy.random"),
     ("xlapy.autodiff",),
     ("xlapy.jit", "xlapy.aot", "xlapy.profiler"),
+    ("xlapy.sharding", "xlapy.spmd"),
     ("xlapy",),
     ("xlapy.models", "xlapy.fuzz"),
     ("xlapy.tools", "xlapy.cli"),

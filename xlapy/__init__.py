@@ -23,6 +23,8 @@ from xlapy.autodiff import (  # noqa: E402  isort: skip - rules use lax
     vjp,
 )
 
+from xlapy import distributed, sharding  # noqa: E402  isort: skip
+from xlapy.spmd import pmap, shard_map  # noqa: E402  isort: skip
 from xlapy.backends import default_backend, runnable_backends
 from xlapy.backends.gpu import device_put
 from xlapy.version import __version__  # noqa: F401  (xlapy.__version__)
@@ -37,5 +39,6 @@ def devices() -> list[str]:
 
 __all__ = ["Array", "CompileError", "ExecutionError", "ParseError", "VerifierError",
            "XlapyError", "available_backends", "compile", "custom_jvp", "custom_vjp", "device_put",
-           "devices", "execute", "float0", "grad", "hessian", "hlo", "jacfwd", "jacrev", "jit",
-           "jvp", "lax", "nn", "numpy", "random", "stop_gradient", "value_and_grad", "vjp"]
+           "devices", "distributed", "execute", "float0", "grad", "hessian", "hlo", "jacfwd",
+           "jacrev", "jit", "jvp", "lax", "nn", "numpy", "pmap", "random", "shard_map",
+           "sharding", "stop_gradient", "value_and_grad", "vjp"]

@@ -213,7 +213,7 @@ class JitFunction:
                                                origin=f"argument {names[i]} of {self.__name__}"))
             dyn_args, dyn_kwargs = tree_unflatten(tree, tracers)
             call_args, call_kwargs = self._merge(args, kwargs, dyn_args, dyn_kwargs)
-            out = self.fn(*call_args, **call_kwargs)
+            out = self.traced_call(call_args, call_kwargs)
             out_leaves, out_tree = tree_flatten(out)
             float0_shapes = {i: x.shape for i, x in enumerate(out_leaves) if _is_float0(x)}
             try:
@@ -229,11 +229,20 @@ class JitFunction:
                 root = builder.tuple([o.instruction for o in outs])
                 builder.set_op_metadata(None)
         module = module_builder.build(builder.build(root))
+        module.attributes.update(self.module_attributes())
         donated = self._donate(module, leaves, tree, outs)
         weak = iter(o.weak_type for o in outs)
         specs = tuple(_Float0(float0_shapes[i]) if i in float0_shapes else next(weak)
                       for i in range(len(out_leaves)))
         return module, out_tree, specs, donated
+
+    def traced_call(self, args, kwargs):
+        """Call the function on tracers (subclasses bind axis names around it)."""
+        return self.fn(*args, **kwargs)
+
+    def module_attributes(self) -> dict:
+        """Module attributes of the traced module (pmap sets replica_count)."""
+        return {}
 
     def _merge(self, args, kwargs, dyn_args, dyn_kwargs):
         static_nums = {i if i >= 0 else i + len(args) for i in self.static_argnums}

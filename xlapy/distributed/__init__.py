@@ -36,15 +36,23 @@ def is_initialized() -> bool:
     return _world.world() is not None
 
 
-def process_index() -> int:
-    """This process's rank (0 when MPI is not initialised)."""
+def _started():
+    """The World: MPI starts by itself in a process `mpiexec` launched."""
     w = _world.world()
+    if w is None and _world.launched_by_mpi():
+        w = _world.initialize()
+    return w
+
+
+def process_index() -> int:
+    """This process's rank (0 in a process not launched by mpiexec)."""
+    w = _started()
     return w.rank if w is not None else 0
 
 
 def process_count() -> int:
-    """How many processes the job has (1 when MPI is not initialised)."""
-    w = _world.world()
+    """How many processes the job has (1 in a process not launched by mpiexec)."""
+    w = _started()
     return w.size if w is not None else 1
 
 

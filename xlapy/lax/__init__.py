@@ -10,6 +10,7 @@ from xlapy.lax.control_flow import *  # noqa: F403
 from xlapy.lax.elementwise import *  # noqa: F403
 from xlapy.lax.gather_scatter import *  # noqa: F403
 from xlapy.lax.indexing import *  # noqa: F403
+from xlapy.lax.parallel import *  # noqa: F403
 from xlapy.lax.reductions import *  # noqa: F403
 from xlapy.lax.reshaping import *  # noqa: F403
 from xlapy.lax.rng import *  # noqa: F403

@@ -72,6 +72,7 @@ def no_rule(instruction, mode: str):
 
 # the rule modules register themselves on import
 from xlapy.autodiff.rules import (  # noqa: E402,F401
+    collectives,
     contraction,
     control_flow,
     elementwise,

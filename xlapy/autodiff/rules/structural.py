@@ -1,6 +1,5 @@
 """Data-movement ops: broadcast, reshape, transpose, reverse, slice, pad,
-concatenate, dynamic slices, copies and conversions, single-replica all-reduce,
-and map.
+concatenate, dynamic slices, copies and conversions, and map.
 
 Every op here but map is linear in its floating-point operands, so its JVP is
 the op itself on the tangents (`linear_jvp`) and its VJP is the exact
@@ -20,11 +19,10 @@ import numpy as np
 from xlapy import lax
 from xlapy.autodiff import forward, reverse
 from xlapy.autodiff.rules import jvp, vjp
-from xlapy.autodiff.rules._util import full, instantiate, linear_jvp, rebind, zeros_like
+from xlapy.autodiff.rules._util import full, instantiate, linear_jvp, zeros_like
 from xlapy.autodiff.rules.nondifferentiable import unsupported
 from xlapy.autodiff.tape import is_differentiable_type
 from xlapy.core.trace import bind
-from xlapy.errors import CompileError
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
 from xlapy.lax.reductions import scalar_computation
@@ -213,35 +211,6 @@ def _dynamic_update_slice_vjp(node, ct):
     if node.active[1]:
         update_ct = _dynamic_slice(ct, indices, update.shape)
     return [operand_ct, update_ct] + [None] * len(indices)
-
-
-# -- all-reduce: linear when it sums ------------------------------------------------------
-def _check_sums(node) -> None:
-    """Only an all-reduce whose reducer adds its two parameters is linear."""
-    reducer = node.attr("to_apply")
-    root = reducer.root_instruction
-    params = {p.parameter_number for p in root.operands
-              if p.opcode is Op.PARAMETER} if root.opcode is Op.ADD else set()
-    if params != {0, 1}:
-        raise CompileError(f"cannot differentiate all-reduce ({node.instruction.name}): its "
-                           f"reducer {reducer.name} is not an add of its two parameters, so "
-                           "the result is not linear in the operands")
-
-
-@jvp(Op.ALL_REDUCE)
-def _all_reduce_jvp(node, tangents):
-    _check_sums(node)
-    return linear_jvp(node, tangents)
-
-
-@vjp(Op.ALL_REDUCE)
-def _all_reduce_vjp(node, ct):
-    """A sum over replicas is its own transpose (psum's transpose is psum)."""
-    _check_sums(node)
-    if len(node.operands) == 1:
-        return [rebind(node, [ct])]
-    cts = rebind(node, [instantiate(c, o) for c, o in zip(ct, node.operands)])
-    return [c if a else None for c, a in zip(cts, node.active)]
 
 
 # -- map: the scalar computation differentiated, mapped -----------------------------------

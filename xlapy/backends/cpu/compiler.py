@@ -153,8 +153,8 @@ def _encode(obj: bytes, fallbacks, reasons, runtime, profiled, collectives) -> b
 
 def _decode(payload: bytes | None, module):
     """((object code, fallback instructions, their reasons, runtime kernels, profiled
-    entry instructions, collectives), '') for an entry that fits `module` and this process; (None, what
-    does not fit), or (None, '') for no entry."""
+    entry instructions, collectives), '') for an entry that fits `module` and this
+    process; (None, what does not fit), or (None, '') for no entry."""
     if payload is None:
         return None, ""
     if not payload.startswith(_MAGIC):

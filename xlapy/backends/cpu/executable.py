@@ -34,6 +34,7 @@ from xlapy.backends.cpu.guarded_memory import POISON, GuardedBlock, alignment_of
 from xlapy.backends.cpu.output_recycler import MIN_BYTES, OutputRecycler
 from xlapy.backends.cpu.profiling import SYMBOL, ProfileEvent, read_events
 from xlapy.codegen.ir_array import minor_to_major
+from xlapy.distributed.world import CollectiveTimeout
 from xlapy.errors import ExecutionError
 from xlapy.flags import debug_options
 from xlapy.hlo.ir import HloModule
@@ -270,6 +271,8 @@ class CpuExecutable(Executable):
         error = self._errors.pop(table_address, None)
         if isinstance(error, MemoryError):
             raise MemoryError(f"{self.module.name}: {error}") from error
+        if isinstance(error, CollectiveTimeout):
+            raise CollectiveTimeout(f"{self.module.name}: {error}") from error
         if error is not None:
             raise ExecutionError(f"{self.module.name}: {error}") from error
 

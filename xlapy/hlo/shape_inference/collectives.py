@@ -6,7 +6,9 @@ all-gather and reduce-scatter scale one dimension by the group size. With
 explicit replica_groups that is the size of a group; with none it is the
 module's replica (or partition) count, which a lone instruction cannot see:
 like XLA's verifier, the rule then reads it off the declared shape when given,
-and otherwise assumes a single replica (XLA's default replica_count=1).
+and otherwise assumes a single replica (XLA's default replica_count=1). So it
+does with a channel_id and no use_global_device_ids, where each replica in a
+group stands for all the module's partitions.
 """
 
 from __future__ import annotations
@@ -73,7 +75,9 @@ def _declared_output(q: Query, start: bool) -> Shape | None:
 
 def _shard_count(q: Query, dim: int, start: bool, gather: bool) -> int:
     size = _group_size(q)
-    if size is not None:
+    spans_partitions = q.attrs.get("channel_id") is not None and \
+        not q.attrs.get("use_global_device_ids")
+    if size is not None and not spans_partitions:
         return size
     output = _declared_output(q, start)
     operand = q.operands[0]
