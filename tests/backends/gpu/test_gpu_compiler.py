@@ -31,8 +31,12 @@ from xlapy.fuzz.compare import mismatch
 from xlapy.fuzz.hlo_programs import arguments, random_program
 from xlapy.hlo import parse
 
-PROGRAMS = range(0, 48)
+PROGRAMS = range(0, 96)
 """CI's slice of the random programs (the campaign in benchmarks runs more)."""
+REFUSED_PROGRAMS = {32: "atan", 41: "cexp", 75: "acos", 92: "asinh"}
+"""The programs of the slice the GPU refuses, and the call that makes it: complex
+transcendental functions, which the emitter computes through the host's C library.
+Every other program must compile."""
 needs_ptxas = pytest.mark.skipif(nvptx.ptxas() is None, reason="ptxas (CUDA toolkit) absent")
 
 
@@ -81,7 +85,11 @@ def test_corpus_module_compiles_and_emulates(path):
 @pytest.mark.parametrize("seed", PROGRAMS)
 def test_random_program(seed):
     module = parse(random_program(seed))
-    executable = _compile(module)
+    if seed in REFUSED_PROGRAMS:
+        with pytest.raises(CompileError, match=REFUSED_PROGRAMS[seed]):
+            get_backend("gpu").compile(module)
+        return
+    executable = get_backend("gpu").compile(module)
     _check_ptx(executable, ("sm_80", "sm_90") if seed % 8 == 0 else ("sm_80",))
     _emulate_against_interpreter(module, arguments(module, seed), executable)
 

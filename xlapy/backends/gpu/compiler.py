@@ -13,6 +13,9 @@
 
 None of this needs a GPU or CUDA: only running does. With `--xla_dump_to`,
 the module's LLVM IR and PTX are dumped beside its HLO, under XLA's names.
+Steps 3 and 4 go through the on-disk cache (`program_cache.py`), keyed by the
+optimised module, the target and the fast-math flag; where a CUDA driver is
+present the entry also keeps the cubin it linked from the PTX.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import time
 
 from xlapy.analysis import assign_buffers
 from xlapy.backends.base import dump_buffer_assignment, optimized_copy
-from xlapy.backends.gpu import driver
+from xlapy.backends.gpu import driver, program_cache
 from xlapy.backends.gpu.emitter import GpuEmitter
 from xlapy.backends.gpu.executable import GpuExecutable
 from xlapy.backends.gpu.program import GpuProgram
@@ -67,26 +70,51 @@ def target_arch(flags: DebugOptions | None = None) -> str:
 
 def compile_program(module: HloModule, flags: DebugOptions | None = None) -> GpuProgram:
     """Optimise a copy of `module` (always: fusion is what the GPU compiles), assign
-    its buffers and generate its PTX."""
+    its buffers and generate its PTX, or load what was generated from the cache."""
     flags = flags if flags is not None else debug_options()
     arch = target_arch(flags)
+    fast_math = flags.xla_gpu_enable_fast_math
     verify(module)
     optimised, dumper = optimized_copy(module, dump_prefix="gpu_", flags=flags,
                                        pipeline=gpu_pipeline())
     assignment = assign_buffers(optimised)
     dump_buffer_assignment(dumper, assignment, "gpu_")
-    emitter = GpuEmitter(optimised, assignment, Nvptx(),
-                         fast_math=flags.xla_gpu_enable_fast_math, name=optimised.name)
-    thunks = emitter.emit()
-    llvm_ir = str(emitter.llmod)
-    ptx = nvptx.emit_ptx(emitter.llmod, arch)
-    _check_no_calls_out(ptx, optimised.name)
+    cache = program_cache.gpu_cache(flags)
+    key = program_cache.program_key(optimised, arch, fast_math) if cache is not None else ""
+    program = _from_cache(cache, key, optimised, assignment, arch)
+    fresh = program is None
+    if fresh:
+        program = generate(optimised, assignment, arch, fast_math)
+    if program_cache.link_for_device(program) or fresh:
+        if cache is not None:
+            cache.put(key, program_cache.encode(program))
     if dumper is not None:
-        dumper.dump_text("ir-no-opt.ll", llvm_ir)
-        dumper.dump_text("ptx", ptx)
-        dumper.dump_text("gpu_thunks.txt", _thunk_listing(thunks))
-    return GpuProgram(optimised, assignment, thunks, ptx, arch, llvm_ir,
+        dumper.dump_text("ir-no-opt.ll", program.llvm_ir)
+        dumper.dump_text("ptx", program.ptx)
+        dumper.dump_text("gpu_thunks.txt", _thunk_listing(program.thunks))
+    return program
+
+
+def generate(module: HloModule, assignment, arch: str, fast_math: bool) -> GpuProgram:
+    """Code generation proper: kernels and thunks from the emitter, PTX from LLVM."""
+    emitter = GpuEmitter(module, assignment, Nvptx(), fast_math=fast_math, name=module.name)
+    thunks = emitter.emit()
+    ptx = nvptx.emit_ptx(emitter.llmod, arch)
+    _check_no_calls_out(ptx, module.name)
+    return GpuProgram(module, assignment, thunks, ptx, arch, str(emitter.llmod),
                       list(emitter.kernel_names))
+
+
+def _from_cache(cache, key: str, module, assignment, arch: str) -> GpuProgram | None:
+    """The program stored under `key`, or None (none, or one that does not fit: then
+    discarded, with a warning, for the caller to replace)."""
+    payload = cache.get(key) if cache is not None else None
+    if payload is None:
+        return None
+    program, problem = program_cache.decode(payload, module, assignment, arch)
+    if program is None:
+        cache.discard(key, problem)
+    return program
 
 
 def compile_module(module: HloModule, flags: DebugOptions | None = None) -> GpuExecutable:

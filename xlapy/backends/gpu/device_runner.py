@@ -33,7 +33,7 @@ class DeviceMachine:
         self.program = program
         self.ctx = driver.context()
         self.allocator = default_allocator()
-        self.loaded = self.ctx.load_ptx(program.ptx, program.module.name)
+        self.loaded = self._load(program)
         self.functions = {name: self.loaded.function(name) for name in program.kernels}
         self.kept: dict[int, object] = {}   # allocation -> buffer held for the executable
         self.kinds = {a.index: a.kind for a in program.assignment.allocations}
@@ -49,6 +49,17 @@ class DeviceMachine:
             elif alloc.kind == "temp":
                 self.kept[alloc.index] = self.allocator.allocate(max(alloc.size, 1))
         self.base: dict[int, int] = {}
+
+    def _load(self, program: GpuProgram):
+        """The program's cubin where it was linked for this device (from the disk cache,
+        say), else its PTX, linked now; a cubin the driver refuses is linked again."""
+        name = program.module.name
+        if program.cubin is not None and program.cubin_arch == self.ctx.arch:
+            try:
+                return self.ctx.load_cubin(program.cubin, name)
+            except ExecutionError:
+                pass
+        return self.ctx.load_ptx(program.ptx, name)
 
     # -- what run_thunks asks of a machine ------------------------------------------------
     def address(self, s) -> int:

@@ -229,12 +229,15 @@ class Context:
         error raises CompileError with ptxas's log.
         """
         name = name or _module_name(ptx)
-        cubin = self._link(ptx, name)
+        cubin = self.link(ptx, name)
         module = self.load_cubin(cubin, name)
         module.cubin = cubin
         return module
 
-    def _link(self, ptx: str, name: str) -> bytes:
+    def link(self, ptx: str, name: str = "") -> bytes:
+        """The cubin of `ptx` for this device (cuLinkCreate/AddData/Complete): what
+        cuModuleLoadData would build from the PTX, kept by the GPU disk cache."""
+        name = name or _module_name(ptx)
         driver = _driver_module()
         errors, info = bytearray(_LOG_BYTES), bytearray(_LOG_BYTES)
         option = driver.CUjit_option

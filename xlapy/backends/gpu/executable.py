@@ -24,6 +24,8 @@ class GpuExecutable(Executable):
         self.program = program
         self.assignment = program.assignment
         self.compile_seconds = compile_seconds
+        self.from_cache = program.from_cache
+        """Its code came from the disk cache (`program_cache`), not the emitter."""
         self.fallbacks: list = []
         """Always empty: the GPU backend never runs an instruction on the host."""
         self._device = None

@@ -7,6 +7,11 @@ kernel and every index computation runs. Buffers nobody wrote yet hold a
 poison pattern, so a kernel reading memory it should not shows as a wrong
 result. This is the GPU backend's test oracle where no GPU exists; it is not
 fast, and it is not a second runtime.
+
+It runs the program's own thunks (those the device runs, perhaps read back
+from the disk cache), after checking that the host kernels it compiled are
+launched by the very same thunks: a thunk program that does not match its
+module is an error here, not a silently different run.
 """
 
 from __future__ import annotations
@@ -41,7 +46,10 @@ class HostMachine:
         self.program = program
         emitter = GpuEmitter(program.module, program.assignment, HostEmulation(),
                              name=program.module.name)
-        self.thunks = emitter.emit()
+        if emitter.emit() != program.thunks or emitter.kernel_names != program.kernels:
+            raise ExecutionError(f"{program.module.name}: the program's thunks are not the "
+                                 "ones its module generates; cannot emulate them")
+        self.thunks = program.thunks
         self._loaded = LoadedObject(compile_to_object(emitter.llmod, 2))
         self._launchers = {name: _LAUNCH(self._loaded.address(launcher_name(name)))
                            for name in emitter.kernel_names}

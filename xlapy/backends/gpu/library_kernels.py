@@ -15,13 +15,23 @@ indices combine deterministically under any combiner: a copy kernel, then
 one thread walking the updates (`gather_scatter.emit_updates`, the CPU's
 code). Correct for every combiner; a parallel scatter with atomics for
 `add` is the fast path still to come.
+
+`select-and-scatter` (max-pool gradients) gathers instead of scattering, so
+it needs neither atomics nor a second pass: one thread per output element
+starts from init and walks the source elements whose windows cover it, in
+row-major order; each one's selection is the CPU's window scan
+(`windows.selected_position`: the first valid element, replaced where
+select(selected, current) is false), and where it picked this element its source value is
+combined in. That is the interpreter's order of scatters for every target,
+so ties and any scatter computation match it exactly. The cost per element
+is (windows covering it) x (window size): small for pooling windows.
 """
 
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from xlapy.backends.cpu.kernels import gather_scatter, rng
+from xlapy.backends.cpu.kernels import gather_scatter, rng, windows
 from xlapy.backends.gpu.loop_kernel import BLOCK, MAX_GRID, delinearize
 from xlapy.backends.gpu.thunks import KernelThunk, Launch
 from xlapy.codegen import ir_types as T
@@ -165,5 +175,74 @@ def _sift_down(b, at, i, types, comparator) -> None:
     b.position_at_end(done)
 
 
-EMITTERS = {Op.SCATTER: _scatter, Op.RNG_BIT_GENERATOR: _rng_bit_generator, Op.SORT: _sort}
+def _select_and_scatter(emitter, instruction) -> list:
+    operand, source, init = instruction.operands
+    T.check_native(operand.shape.element_type, instruction.name)
+    for attr in ("select", "scatter"):
+        gather_scatter.check_scalar_computation(instruction.attr(attr))
+    slices = [emitter.slice_of(o) for o in instruction.operands] + [emitter.slice_of(instruction)]
+    shape = instruction.shape
+    if shape.element_count == 0:
+        return []
+    k = emitter.new_kernel(instruction, slices)
+    b = k.b
+    operand_array, source_array, init_array = (IrArray(b, p, o.shape) for p, o in
+                                               zip(k.pointers, instruction.operands))
+    out = IrArray(b, k.pointers[3], shape)
+    start = init_array.load(b, [])
+    acc = b.alloca(start.type, name="acc")   # in the entry block: once per thread
+    thread, width, block, blocks = k.coords.as_i64(b)
+    first = b.add(b.mul(block, width), thread)
+    n = shape.element_count
+    with for_range(b, first, _i64(n), b.mul(blocks, width), name="e") as position:
+        index = [i.value for i in delinearize(b, position, shape, 0)]
+        b.store(start, acc)
+        if source.shape.element_count:
+            here = out.linear(b, index)
+
+            def gather(s_index):
+                where = windows.selected_position(b, instruction, operand_array, out, s_index)
+                with b.if_then(b.icmp_signed("==", where, here)):
+                    value = emit_scalar_computation(b, instruction.attr("scatter"),
+                                                    [b.load(acc), source_array.load(b, s_index)])
+                    b.store(value, acc)
+
+            _covering_windows(b, instruction, index, gather)
+        out.store(b, b.load(acc), index)
+    b.ret_void()
+    grid = max(1, min(MAX_GRID, -(-n // BLOCK)))
+    return [KernelThunk(k.name, slices, Launch(grid, BLOCK), instruction.name)]
+
+
+def _covering_windows(b, instruction, index, body) -> None:
+    """body(source index) for every source element, in row-major order, whose window
+    along each dimension may hold the operand element at `index`: the o with
+    o*stride + w*window_dilation - padding_low == index*base_dilation for a w in
+    [0, size), clamped to the source's extent (a superset; the selection decides)."""
+    dims = instruction.attr("window").dimensions
+    sizes = instruction.operands[1].shape.dimensions
+    s_index: list = []
+
+    def level(d: int) -> None:
+        if d == len(sizes):
+            body(list(s_index))
+            return
+        dim = dims[d]
+        reach = b.add(b.mul(index[d], _i64(dim.base_dilation)), _i64(dim.padding_low))
+        far = b.sub(reach, _i64((dim.size - 1) * dim.window_dilation))
+        lo = b.sdiv(b.add(far, _i64(dim.stride - 1)), _i64(dim.stride))   # ceil for far > 0
+        lo = b.select(b.icmp_signed(">", far, _i64(0)), lo, _i64(0))
+        hi = b.add(b.sdiv(reach, _i64(dim.stride)), _i64(1))              # floor + 1, reach >= 0
+        hi = b.select(b.icmp_signed("<", hi, _i64(sizes[d])), hi, _i64(sizes[d]))
+        hi = b.select(b.icmp_signed("<", reach, _i64(0)), _i64(0), hi)
+        with for_range(b, lo, hi, name=f"s{d}") as o:
+            s_index.append(o)
+            level(d + 1)
+            s_index.pop()
+
+    level(0)
+
+
+EMITTERS = {Op.SCATTER: _scatter, Op.RNG_BIT_GENERATOR: _rng_bit_generator, Op.SORT: _sort,
+            Op.SELECT_AND_SCATTER: _select_and_scatter}
 """Opcode -> fn(emitter, instruction) -> thunks."""

@@ -30,7 +30,6 @@ REFUSED: dict[Op, str] = {
     **{op: "batch normalisation is expanded into elementwise ops and reductions before "
            "code generation by XLA; xlapy's pipeline keeps it, and no GPU emitter takes it"
        for op in (Op.BATCH_NORM_GRAD, Op.BATCH_NORM_INFERENCE, Op.BATCH_NORM_TRAINING)},
-    Op.SELECT_AND_SCATTER: f"{_NOT_YET} (max-pool gradients)",
     Op.CHOLESKY: f"{_NOT_YET}: XLA:GPU calls cuSOLVER",
     Op.TRIANGULAR_SOLVE: f"{_NOT_YET}: XLA:GPU calls cuBLAS trsm",
     Op.CUSTOM_CALL: "a custom call's target is host code (the evaluator's)",

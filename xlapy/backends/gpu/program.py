@@ -39,6 +39,11 @@ class GpuProgram:
     arch: str
     llvm_ir: str
     kernels: list[str] = field(default_factory=list)
+    from_cache: bool = False
+    """Loaded from the disk cache (`program_cache`) rather than generated now."""
+    cubin: bytes | None = None
+    """The PTX linked by the CUDA driver for a device of `cubin_arch`, where one was here."""
+    cubin_arch: str = ""
 
 
 def run_thunks(thunks: list, machine) -> None:

@@ -3,11 +3,15 @@ calls them. A kernel launch, a cuBLAS call, a copy between buffers, or control
 flow whose predicate is read back from the device. Buffers are named by their
 buffer-assignment slices; the runner (`executable.py`) turns slices into
 addresses, so one thunk sequence runs on a device or in the host emulation.
+
+`to_json` / `from_json` write a thunk program as plain JSON values and read it
+back, for the disk cache: each thunk, launch and slice an object naming its
+type, read back only as one of the types here (never arbitrary objects).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 
 from xlapy.analysis.buffer_assignment import Slice
 
@@ -93,3 +97,49 @@ def kernels_of(thunks: list) -> list[KernelThunk]:
             for branch in thunk.branches:
                 found += kernels_of(branch)
     return found
+
+
+def to_json(value):
+    """Thunks (or any value inside one) as JSON values: a thunk, Launch or Slice is an
+    object {"type": its class name, field: value...}; a tuple is {"tuple": [...]}."""
+    if is_dataclass(value):
+        return {"type": type(value).__name__,
+                **{f.name: to_json(getattr(value, f.name)) for f in fields(value)}}
+    if isinstance(value, list):
+        return [to_json(v) for v in value]
+    if isinstance(value, tuple):
+        return {"tuple": [to_json(v) for v in value]}
+    if isinstance(value, (bool, int, str)):
+        return value
+    raise TypeError(f"a thunk holds a {type(value).__name__}, which has no JSON form")
+
+
+def from_json(data):
+    """What `to_json` wrote; ValueError or TypeError for anything it could not have."""
+    if isinstance(data, list):
+        return [from_json(v) for v in data]
+    if isinstance(data, dict):
+        if set(data) == {"tuple"}:
+            return tuple(from_json(v) for v in data["tuple"])
+        cls = _TYPES.get(data.get("type"))
+        if cls is None:
+            raise ValueError(f"not a thunk type: {data.get('type')!r}")
+        return cls(**{k: from_json(v) for k, v in data.items() if k != "type"})
+    if isinstance(data, (bool, int, str)):
+        return data
+    raise ValueError(f"unexpected {type(data).__name__} in a thunk record")
+
+
+def slices_of(value) -> list[Slice]:
+    """Every buffer slice `value` (thunks, nested) names."""
+    if isinstance(value, Slice):
+        return [value]
+    if is_dataclass(value):
+        value = [getattr(value, f.name) for f in fields(value)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in slices_of(v)]
+    return []
+
+
+_TYPES = {cls.__name__: cls for cls in (KernelThunk, GemmThunk, CopyThunk, WhileThunk,
+                                        ConditionalThunk, Launch, Slice)}

@@ -465,7 +465,7 @@ def _scatter(b: ir.IRBuilder, instruction, operand: IrArray, source: IrArray, ou
             with for_range(b, start, stop, name="sel") as j:
                 index = prefix + [j] if rank else []
                 slot = b.gep(targets, [b.sub(j, start)], inbounds=True)
-                b.store(_selected(b, instruction, operand, out, index), slot)
+                b.store(selected_position(b, instruction, operand, out, index), slot)
             with for_range(b, start, stop, name="sct") as j:
                 index = prefix + [j] if rank else []
                 where = b.load(b.gep(targets, [b.sub(j, start)], inbounds=True))
@@ -492,7 +492,8 @@ def _scatter(b: ir.IRBuilder, instruction, operand: IrArray, source: IrArray, ou
         level(0)
 
 
-def _selected(b: ir.IRBuilder, instruction, operand: IrArray, out: IrArray, s_index):
+def selected_position(b: ir.IRBuilder, instruction, operand: IrArray, out: IrArray,
+                      s_index):
     """The output offset the window of source element `s_index` selects, -1 if none:
     the scan over the window's valid elements in row-major order, branch-free."""
     dims = instruction.attr("window").dimensions
