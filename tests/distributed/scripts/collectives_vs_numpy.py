@@ -92,6 +92,7 @@ def module(R, P, body, computations=""):
 
 
 CHECKED = 0
+DIMS = (2, 3)
 
 
 def check(text, inputs_of, expected_of, devices, tolerance):
@@ -143,20 +144,19 @@ def run_all_reduce():
         if (R, P, mode, groups, op, t) in seen:
             continue
         seen.add((R, P, mode, groups, op, t))
-        dims = (2, 3)
         text = module(R, P, f"  x = {t}[2,3] parameter(0)\n  ROOT r = {t}[2,3] all-reduce(x), "
                             f"{attrs(mode, groups)}, to_apply=red\n", reducer(t, op))
         fold = FOLD[op] if t == "pred" or op not in ("and", "or") else \
             (np.bitwise_and if op == "and" else np.bitwise_or)
 
         def expected(d, R=R, P=P, mode=mode, groups=groups, t=t, fold=fold):
-            values = [value(t, dims, q, 1) for q in participants(mode, groups, R, P, d)]
+            values = [value(t, DIMS, q, 1) for q in participants(mode, groups, R, P, d)]
             out = values[0]
             for v in values[1:]:
                 out = fold(out, v)
             return np.asarray(out).astype(HLO_TYPES[t])
         tolerance = {"bf16": 2e-2, "f16": 2e-3, "f32": 1e-5, "f64": 1e-12, "c64": 1e-5}.get(t, 0)
-        check(text, lambda d, t=t: [value(t, dims, d, 1)], expected, N, tolerance)
+        check(text, lambda d, t=t: [value(t, DIMS, d, 1)], expected, N, tolerance)
 
 
 def run_data_movement():
