@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from xlapy.errors import XlapyError
-from xlapy.tools import aot, bench, demo, fuzz, opt, run_hlo
+from xlapy.tools import aot, bench, demo, fuzz, opt, run_hlo, train
 
 COMMANDS = {
     "aot": (aot, "compile ahead of time into an object file and a C header"),
@@ -16,6 +16,7 @@ COMMANDS = {
                    "parser mutations; shrink a failure"),
     "opt": (opt, "run HLO passes on a module and print the result"),
     "run-hlo": (run_hlo, "run HLO text files on a backend and compare with the interpreter"),
+    "train": (train, "data-parallel training over MPI processes (mpiexec -n N xlapy train)"),
 }
 
 

@@ -56,6 +56,12 @@ def process_count() -> int:
     return w.size if w is not None else 1
 
 
+def collective_seconds() -> float:
+    """Time this process has spent in collectives (waiting and exchanging data)."""
+    w = _world.world()
+    return w.collective_seconds if w is not None else 0.0
+
+
 def devices() -> list[Device]:
     """Every process's CPU device, in rank order."""
     return [Device(i, i) for i in range(process_count())]
@@ -66,5 +72,5 @@ def local_devices() -> list[Device]:
     return [Device(process_index(), process_index())]
 
 
-__all__ = ["Device", "devices", "initialize", "is_initialized", "local_devices",
-           "process_count", "process_index"]
+__all__ = ["Device", "collective_seconds", "devices", "initialize", "is_initialized",
+           "local_devices", "process_count", "process_index"]

@@ -15,6 +15,8 @@ computes bit-identical results either way.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from xlapy.distributed.world import World
@@ -36,6 +38,16 @@ _MPI_TYPES = {
 
 def _mpi_op(world: World, dtype: np.dtype, reduction: str):
     """The MPI (datatype, op) computing `reduction` on `dtype`, or None to fold."""
+    key = (dtype, reduction)
+    if key not in _NATIVE:
+        _NATIVE[key] = _find_mpi_op(world, dtype, reduction)
+    return _NATIVE[key]
+
+
+_NATIVE: dict = {}
+
+
+def _find_mpi_op(world: World, dtype: np.dtype, reduction: str):
     name = _MPI_TYPES.get(dtype.name)
     if name is None:
         return None
@@ -59,11 +71,14 @@ def _bytes(array: np.ndarray) -> np.ndarray:
 
 def _run(world: World, group: tuple[int, ...], what: str, start) -> None:
     """Announce arrival, start the requests (`start(comm)` returns them), wait."""
+    began = time.perf_counter()
     comm = world.communicator(group, what)
     tag = world.announce(group)
     requests = start(comm)
     world.wait(requests, what, group, lambda: world.missing(group, tag))
     world.arrived(group, tag)
+    world.collective_seconds += time.perf_counter() - began
+    world.collective_calls += 1
 
 
 def all_reduce(world: World, group: tuple[int, ...], array: np.ndarray, reduction: str,

@@ -49,6 +49,9 @@ class World:
         self._groups: dict[tuple[int, ...], object] = {}
         self._sequence: dict[tuple[int, ...], int] = {}
         self.timed_out = False
+        self.collective_seconds = 0.0
+        """Time spent waiting in collectives (data exchange included), for reports."""
+        self.collective_calls = 0
 
     # -- groups ---------------------------------------------------------------------------
     def communicator(self, group: tuple[int, ...], what: str):
@@ -103,9 +106,10 @@ class World:
         timeout = debug_options().xla_collective_timeout_s
         start = time.monotonic()
         spin_until = start + _SPIN_SECONDS
-        test_all = self.mpi.Request.Testall
+        test = requests[0].Test if len(requests) == 1 else \
+            (lambda: self.mpi.Request.Testall(requests))
         try:
-            while not test_all(requests):
+            while not test():
                 now = time.monotonic()
                 if now - start > timeout:
                     self.timed_out = True

@@ -42,17 +42,17 @@ def world_of(p: CollectivePlan):
     return world
 
 
-def run(instruction: HloInstruction, operands: list, devices: Devices):
+def run(instruction: HloInstruction, operands: list, devices: Devices,
+        planned: CollectivePlan | None = None):
     """The value of collective `instruction` on this device, from its operands'
-    values (NumPy arrays; a tuple for several)."""
+    values (NumPy arrays; a tuple for several); `planned` is its plan if known."""
     op = instruction.opcode
     if op in (Op.ALL_REDUCE_DONE, Op.ALL_GATHER_DONE, Op.COLLECTIVE_PERMUTE_DONE):
         return operands[0] if op is Op.ALL_REDUCE_DONE else operands[0][1]
-    p = plan(instruction, devices)
+    p = planned or plan(instruction, devices)
     world = world_of(p)
     if op in (Op.ALL_REDUCE, Op.ALL_REDUCE_START):
-        values = [ops.all_reduce(world, p.group, np.asarray(x), p.reduction, p.what)
-                  for x in operands]
+        values = _all_reduce(world, p, [np.asarray(x) for x in operands])
     elif op in (Op.ALL_GATHER, Op.ALL_GATHER_START):
         values = [ops.all_gather(world, p.group, np.asarray(x), p.dimension or 0, p.what)
                   for x in operands]
@@ -79,6 +79,16 @@ def run(instruction: HloInstruction, operands: list, devices: Devices):
     else:
         raise ExecutionError(f"{instruction.name}: {op.value} is not a collective xlapy runs")
     return _one_or_tuple(values)
+
+
+def _all_reduce(world, p: CollectivePlan, operands: list) -> list:
+    """Several operands of one dtype travel as one buffer: one exchange, not many."""
+    if len(operands) == 1 or len({x.dtype for x in operands}) != 1:
+        return [ops.all_reduce(world, p.group, x, p.reduction, p.what) for x in operands]
+    flat = ops.all_reduce(world, p.group, np.concatenate([x.reshape(-1) for x in operands]),
+                          p.reduction, p.what)
+    bounds = np.cumsum([x.size for x in operands])[:-1]
+    return [part.reshape(x.shape) for part, x in zip(np.split(flat, bounds), operands)]
 
 
 def _all_to_all(world, p: CollectivePlan, operands: list) -> list:

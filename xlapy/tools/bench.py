@@ -27,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list", action="store_true", help="list the workloads and exit")
     parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
                         help="gpu: the GPU workloads (benchmarks/gpu_suite.py) on a CUDA device")
+    parser.add_argument("--distributed", action="store_true",
+                        help="all-reduce bandwidth against mpi4py and data-parallel training "
+                        "on 1, 2 and 4 processes (benchmarks/mpi_suite.py; launches mpiexec)")
 
 
 def parse_bytes(text: str) -> int:
@@ -51,6 +54,10 @@ def _suite():
 
 def run(args: argparse.Namespace) -> int:
     suite = _suite()
+    if args.distributed:
+        from benchmarks import mpi_suite  # the checkout's, as above
+
+        return mpi_suite.run(tiny=args.tiny)
     if args.backend == "gpu":
         from benchmarks import gpu_suite  # the checkout's, as above
 

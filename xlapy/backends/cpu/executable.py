@@ -72,6 +72,8 @@ class CpuExecutable(Executable):
         """Why each of `fallbacks` does (see `backends/cpu/lowering.py`)."""
         self.collectives = list(collectives or [])
         """The collectives the code hands to the runtime (`backends/cpu/collectives.py`)."""
+        self.collective_plans: dict = {}
+        """id(collective) -> what its runtime calls reuse (backends/cpu/collectives.py)."""
         self._device_ids = device_ids_address(module, loaded)
         self.compile_seconds = compile_seconds
         self.from_cache = from_cache

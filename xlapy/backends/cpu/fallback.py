@@ -30,16 +30,6 @@ def _address(executable, table_address: int, s) -> int:
     return int(table[s.allocation] or 0) + s.offset
 
 
-def buffer_view(executable, table_address: int, instruction, index=()) -> np.ndarray | None:
-    """The live buffer of an array (sub)value in logical order, or None where it is a
-    constant (a global of the object, not to be written)."""
-    shape = instruction.shape.subshape(index) if index else instruction.shape
-    s = executable.assignment.slice_of(instruction, index)
-    if executable.assignment.allocations[s.allocation].kind == "constant":
-        return None
-    return _memory(_address(executable, table_address, s), shape)
-
-
 def read_value(executable, table_address, instruction, index=()):
     shape = instruction.shape.subshape(index) if index else instruction.shape
     if shape.is_tuple:
