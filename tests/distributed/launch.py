@@ -29,11 +29,16 @@ needs_mpi = pytest.mark.skipif(not AVAILABLE, reason="needs mpi4py and mpiexec: 
 def run_mpi(script: str, n: int, *args: str, timeout: float = 600, flags: str = "",
             launcher_args=()) -> subprocess.CompletedProcess:
     """Run tests/distributed/scripts/`script` in `n` processes; returns the job."""
+    return launch(n, [str(SCRIPTS / script), *args], timeout, flags, launcher_args)
+
+
+def launch(n: int, python_args: list[str], timeout: float = 600, flags: str = "",
+           launcher_args=()) -> subprocess.CompletedProcess:
+    """`mpiexec -n n python *python_args` from the repository root; returns the job."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env["XLAPY_FLAGS"] = f"{env.get('XLAPY_FLAGS', '')} {flags}".strip()
-    command = [MPIEXEC, "-n", str(n), *launcher_args, sys.executable, str(SCRIPTS / script),
-               *args]
+    command = [MPIEXEC, "-n", str(n), *launcher_args, sys.executable, *python_args]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env,
                           cwd=ROOT)
 

@@ -43,11 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _mlp(args):
     params = models.mlp.init(np.random.default_rng(0))
     if args.synthetic:
-        rng = np.random.default_rng(1)
-        batches = []
-        for _ in range(args.steps):
-            x, labels = models.data.clusters(rng, args.batch_size)
-            batches.append((x, lib.one_hot(labels, 10)))
+        x, labels = models.data.clusters(np.random.default_rng(1), args.steps * args.batch_size)
+        x, y = x / 4, lib.one_hot(labels, 10)   # a pixel-like scale
+        batches = [(x[i:i + args.batch_size], y[i:i + args.batch_size])
+                   for i in range(0, len(x), args.batch_size)]
     else:
         data = datasets.load(args.data_dir)
         batches = list(datasets.batches(data, args.batch_size, args.steps, seed=1))

@@ -19,7 +19,8 @@ KERNEL_OPS = frozenset(cpu_lowering.LOOP_OPS | {Op.FUSION, Op.GATHER, Op.CONVOLU
 """Ops compiled as one kernel over their output, from their element generators
 (a `dot` of GEMM shape runs through cuBLAS where the device has it)."""
 
-_COLLECTIVE = "a collective: the GPU backend runs one device (issue 17 brings collectives)"
+_COLLECTIVE = ("a collective: the GPU backend runs one device (no NCCL yet); the CPU backend "
+               "runs collectives across processes over MPI")
 _NOT_YET = "no GPU emitter yet"
 REFUSED: dict[Op, str] = {
     **{op: _COLLECTIVE for op in (
