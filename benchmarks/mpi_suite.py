@@ -33,9 +33,10 @@ def _mpiexec() -> str:
     return found
 
 
-def _launch(n: int, *command: str) -> str:
+def _launch(n: int, *command: str, flags: str = "") -> str:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get(
         "PYTHONPATH", "")]))
+    env["XLAPY_FLAGS"] = f"{env.get('XLAPY_FLAGS', '')} {flags}".strip()
     job = subprocess.run([_mpiexec(), "-n", str(n), *command], capture_output=True, text=True,
                          env=env, cwd=ROOT, timeout=1800)
     if job.returncode:
@@ -102,21 +103,26 @@ def run(tiny: bool = False) -> int:
     print(_launch(2, sys.executable, "-m", "benchmarks.mpi_suite", "allreduce",
                   *(["--tiny"] if tiny else [])))
     steps, batch = (5, 64) if tiny else (60, 512)
+    cores = os.cpu_count() or 1
     print(f"data-parallel MLP (xlapy train --synthetic), global batch {batch}, {steps} steps; "
-          f"this machine has {os.cpu_count()} cores")
-    print(f"{'processes':>9} {'ms/step':>9} {'examples/s':>11} {'speed-up':>9} "
+          f"this machine has {cores} cores, shared by the processes (threads each: cores / "
+          f"processes, at least 1)")
+    print(f"{'processes':>9} {'threads':>7} {'ms/step':>9} {'examples/s':>11} {'speed-up':>9} "
           f"{'collectives ms/step':>20}")
     base = None
     for n in (1, 2, 4):
+        threads = max(1, cores // n)
         out = _launch(n, sys.executable, "-m", "xlapy.cli", "train", "--synthetic", "--quiet",
-                      "--steps", str(steps), "--batch-size", str(batch))
+                      "--steps", str(steps), "--batch-size", str(batch),
+                      flags=f"--xla_cpu_parallelism={threads}")
         match = re.search(r"then ([\d.]+) ms/step, (\d+) examples/s; in collectives ([\d.]+)",
                           out)
         if match is None:
             raise ValueError(f"xlapy train printed no summary:\n{out}")
         ms, rate, coll = float(match[1]), int(match[2]), float(match[3])
         base = base or ms
-        print(f"{n:>9} {ms:>9.2f} {rate:>11} {base / ms:>8.2f}x {coll:>20.2f}", flush=True)
+        print(f"{n:>9} {threads:>7} {ms:>9.2f} {rate:>11} {base / ms:>8.2f}x {coll:>20.2f}",
+              flush=True)
     return 0
 
 

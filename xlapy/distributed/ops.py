@@ -194,7 +194,7 @@ def permute(world: World, group: tuple[int, ...], array: np.ndarray, targets: li
 def broadcast(world: World, group: tuple[int, ...], array: np.ndarray, root: int,
               what: str) -> np.ndarray:
     """Member `root`'s array, on every member."""
-    out = np.ascontiguousarray(array).copy()
+    out = np.array(array, order="C", copy=True)
     if len(group) == 1:
         return out
     buffer = out.reshape(-1).view(np.uint8)

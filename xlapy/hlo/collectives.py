@@ -78,7 +78,7 @@ def run(instruction: HloInstruction, operands: list, devices: Devices,
         return value
     else:
         raise ExecutionError(f"{instruction.name}: {op.value} is not a collective xlapy runs")
-    return _one_or_tuple(values)
+    return tuple(values) if instruction.shape.is_tuple else values[0]
 
 
 def _all_reduce(world, p: CollectivePlan, operands: list) -> list:
