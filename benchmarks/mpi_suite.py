@@ -72,7 +72,7 @@ def allreduce_bandwidth(tiny: bool) -> None:
         out = np.empty_like(x)
         np.testing.assert_array_equal(executable.execute(x)[0], n * (n + 1) / 2)
         comm.Barrier()
-        repeats = 5 if tiny else max(10, min(400, (64 << 20) // size))
+        repeats = 5 if tiny else max(20, min(400, (128 << 20) // size))
         times = _in_turns({"xlapy": lambda e=executable, x=x: e.execute(x),
                            "mpi4py": lambda x=x, out=out: comm.Allreduce(x, out)}, repeats, comm)
         if rank == 0:
@@ -81,7 +81,7 @@ def allreduce_bandwidth(tiny: bool) -> None:
                   f"{size / b / 1e9:>12.2f} {b / a:>13.2f}", flush=True)
 
 
-def _in_turns(fns: dict, repeats: int, comm, rounds: int = 7) -> dict[str, float]:
+def _in_turns(fns: dict, repeats: int, comm, rounds: int = 11) -> dict[str, float]:
     """Median seconds per call of each collective, timed in turns. Every rank makes
     the same calls (fixed counts, a barrier before each turn): a count chosen
     per rank from its own timings would leave a peer waiting in a collective."""

@@ -3,8 +3,9 @@
 The HLO semantics (which ranks form the group, which reduction, which
 dimension) are decided above this layer (`xlapy.hlo.collective_plan`); here a
 group is a tuple of world ranks in XLA's participant order, and every call
-is one nonblocking MPI collective on the group's communicator, waited for
-with the world's timeout. A group of one is answered locally, without MPI.
+is one of MPI's blocking collectives on the group's communicator, once the
+members have met with the world's bounded wait. A group of one is answered
+locally, without MPI.
 
 Reductions MPI computes natively (sums and products of its numeric types,
 integer min/max, logical and bitwise and/or) run as `Iallreduce`; the rest
@@ -69,14 +70,13 @@ def _bytes(array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(array).reshape(-1).view(np.uint8)
 
 
-def _run(world: World, group: tuple[int, ...], what: str, start) -> None:
-    """Announce arrival, start the requests (`start(comm)` returns them), wait."""
+def _run(world: World, group: tuple[int, ...], what: str, call) -> None:
+    """Meet the group's other members (a bounded wait), then `call(comm)`: MPI's
+    blocking collective on the group's communicator."""
     began = time.perf_counter()
     comm = world.communicator(group, what)
-    tag = world.announce(group)
-    requests = start(comm)
-    world.wait(requests, what, group, lambda: world.missing(group, tag))
-    world.arrived(group, tag)
+    world.meet(group, what)
+    world.call(lambda: call(comm), what, group)
     world.collective_seconds += time.perf_counter() - began
     world.collective_calls += 1
 
@@ -96,8 +96,8 @@ def all_reduce(world: World, group: tuple[int, ...], array: np.ndarray, reductio
         return out
     datatype, op = native
     send = np.ascontiguousarray(array)
-    _run(world, group, what, lambda comm: [comm.Iallreduce(
-        [send, datatype], [out, datatype], op)])
+    _run(world, group, what, lambda comm: comm.Allreduce(
+        [send, datatype], [out, datatype], op))
     return out
 
 
@@ -120,7 +120,7 @@ def gather_all(world: World, group: tuple[int, ...], array: np.ndarray,
     send = _bytes(array)
     receive = out.reshape(-1).view(np.uint8)
     byte = world.mpi.BYTE
-    _run(world, group, what, lambda comm: [comm.Iallgather([send, byte], [receive, byte])])
+    _run(world, group, what, lambda comm: comm.Allgather([send, byte], [receive, byte]))
     return out
 
 
@@ -145,8 +145,8 @@ def reduce_scatter(world: World, group: tuple[int, ...], index: int, array: np.n
         return fold(gathered[:, index], reduction)
     datatype, op = native
     out = np.empty(blocks.shape[1:], array.dtype)
-    _run(world, group, what, lambda comm: [comm.Ireduce_scatter_block(
-        [blocks, datatype], [out, datatype], op)])
+    _run(world, group, what, lambda comm: comm.Reduce_scatter_block(
+        [blocks, datatype], [out, datatype], op))
     return out
 
 
@@ -159,8 +159,8 @@ def all_to_all(world: World, group: tuple[int, ...], chunks: list[np.ndarray],
     send = np.ascontiguousarray(np.stack(chunks))
     receive = np.empty_like(send)
     byte = world.mpi.BYTE
-    _run(world, group, what, lambda comm: [comm.Ialltoall(
-        [send.reshape(-1).view(np.uint8), byte], [receive.reshape(-1).view(np.uint8), byte])])
+    _run(world, group, what, lambda comm: comm.Alltoall(
+        [send.reshape(-1).view(np.uint8), byte], [receive.reshape(-1).view(np.uint8), byte]))
     return list(receive)
 
 
@@ -178,14 +178,14 @@ def permute(world: World, group: tuple[int, ...], array: np.ndarray, targets: li
     receive = out.reshape(-1).view(np.uint8)
     byte = world.mpi.BYTE
 
-    def start(comm):
+    def exchange(comm):
         requests = [comm.Isend([send, byte], dest=t, tag=_PERMUTE_TAG) for t in targets
                     if t != me]
         if source is not None and source != me:
             requests.append(comm.Irecv([receive, byte], source=source, tag=_PERMUTE_TAG))
-        return requests
+        world.mpi.Request.Waitall(requests)
 
-    _run(world, group, what, start)
+    _run(world, group, what, exchange)
     if source == me:
         np.copyto(out, array)
     return out
@@ -199,7 +199,7 @@ def broadcast(world: World, group: tuple[int, ...], array: np.ndarray, root: int
         return out
     buffer = out.reshape(-1).view(np.uint8)
     byte = world.mpi.BYTE
-    _run(world, group, what, lambda comm: [comm.Ibcast([buffer, byte], root=root)])
+    _run(world, group, what, lambda comm: comm.Bcast([buffer, byte], root=root))
     return out
 
 

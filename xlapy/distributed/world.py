@@ -3,12 +3,13 @@ per process, device id = MPI rank.
 
 MPI comes from mpi4py (the `distributed` extra, with the `mpich` wheel as the
 MPI library), imported the first time a collective or `initialize()` needs it,
-never by `import xlapy`. Every wait here is bounded: a collective polls its
-nonblocking MPI request until `--xla_collective_timeout_s` passes, then fails
-with an error naming the collective, its group and the ranks that never
-arrived (each member tells the others it has arrived with a zero-byte message,
-so the missing ones are known). A process that timed out aborts the MPI job
-when it exits, so a hung peer cannot keep `mpiexec` alive.
+never by `import xlapy`. Every collective first meets its peers with a
+bounded wait: each member tells the others it has arrived with a zero-byte
+message and polls for theirs until `--xla_collective_timeout_s` passes; then
+it fails with an error naming the collective, its group and the ranks that
+never arrived. Only once all have arrived does MPI's own blocking collective
+run. A process that timed out aborts the MPI job when it exits, so a hung
+peer cannot keep `mpiexec` alive.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ LAUNCH_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX
 """Environment variables an MPI launcher sets: their presence means `mpiexec`."""
 
 _SPIN_SECONDS = 0.002
-"""How long a wait polls without yielding the CPU: a collective that completes
-within it pays no scheduler latency; later polls yield between tests."""
+"""How long a wait polls without yielding the CPU: peers that arrive within it
+cost no scheduler latency; later polls yield between tests, so a process
+waiting on a slow peer does not take the core it needs."""
 
 
 class CollectiveTimeout(ExecutionError):
@@ -62,44 +64,39 @@ class World:
             return self.comm
         comm = self._groups.get(group)
         if comm is None:
-            self.arrive(group, what, tag=_CREATE_TAG)
+            self.meet(group, what)
             ranks = self.comm.Get_group().Incl(list(group))
             comm = self.comm.Create_group(ranks, tag=_CREATE_TAG)
             self._groups[group] = comm
         return comm
 
     # -- bounded waits --------------------------------------------------------------------
-    def announce(self, group: tuple[int, ...]) -> int:
-        """Tell the other members of `group` that this rank has reached its next
-        collective on the group; returns that collective's sequence tag."""
+    def meet(self, group: tuple[int, ...], what: str) -> None:
+        """A bounded rendezvous before each collective: tell the other members of
+        `group` this rank has reached its next collective on the group, and wait
+        (up to the timeout) until they all have. Afterwards MPI's own blocking
+        collective, with its tuned algorithms and progress, cannot wait on an
+        absent peer; and a timeout here knows exactly who is missing."""
         tag = self._sequence.get(group, 0) % _TAG_LIMIT + _FIRST_TAG
         self._sequence[group] = tag - _FIRST_TAG + 1
-        for peer in group:
-            if peer != self.rank:
-                self._arrivals.Isend([b"", self.mpi.BYTE], dest=peer, tag=tag).Free()
-        return tag
+        peers = [p for p in group if p != self.rank]
+        if not peers:
+            return
+        for peer in peers:
+            self._arrivals.Isend([b"", self.mpi.BYTE], dest=peer, tag=tag).Free()
+        arrivals = [self._arrivals.Irecv([bytearray(0), self.mpi.BYTE], source=p, tag=tag)
+                    for p in peers]
+        self.wait(arrivals, what, group,
+                  lambda: [p for p, r in zip(peers, arrivals) if not r.Test()])
 
-    def arrived(self, group: tuple[int, ...], tag: int) -> None:
-        """Consume the other members' announcements of collective `tag` (they
-        have all been sent: the collective completed)."""
-        for peer in group:
-            if peer != self.rank:
-                self._arrivals.Recv([bytearray(0), self.mpi.BYTE], source=peer, tag=tag)
-
-    def missing(self, group: tuple[int, ...], tag: int) -> list[int]:
-        """The members of `group` whose announcement of collective `tag` has not come."""
-        return [peer for peer in group if peer != self.rank
-                and not self._arrivals.Iprobe(source=peer, tag=tag)]
-
-    def arrive(self, group: tuple[int, ...], what: str, tag: int) -> None:
-        """Meet every other member of `group` (a bounded barrier by messages)."""
-        requests = [self._arrivals.Isend([b"", self.mpi.BYTE], dest=p, tag=tag)
-                    for p in group if p != self.rank]
-        requests += [self._arrivals.Irecv([bytearray(0), self.mpi.BYTE], source=p, tag=tag)
-                     for p in group if p != self.rank]
-        self.wait(requests, what, group, lambda: [
-            p for p, r in zip([q for q in group if q != self.rank], requests[len(requests) // 2:])
-            if not r.Test()])
+    def call(self, fn, what: str, group: tuple[int, ...]):
+        """An MPI call; its failure an ExecutionError naming the collective."""
+        try:
+            return fn()
+        except self.mpi.Exception as e:
+            raise ExecutionError(f"{what}: MPI failed in the group "
+                                 f"{{{','.join(map(str, group))}}} on rank {self.rank}: "
+                                 f"{e}") from None
 
     def wait(self, requests: list, what: str, group: tuple[int, ...], missing) -> None:
         """Wait for `requests` until the timeout; then fail naming `missing()`."""
