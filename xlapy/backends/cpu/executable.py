@@ -349,8 +349,8 @@ class CpuExecutable(Executable):
             self._errors.setdefault(table_address, MemoryError(
                 f"a kernel could not allocate its scratch memory{size}"))
             return
-        if table_address in self._errors:   # a failed call: the rest of it is moot
-            return
+        if number >= COLLECTIVE_BASE and table_address in self._errors:
+            return   # a failed call meets no more peers: each could wait out the timeout
         try:
             if number >= COLLECTIVE_BASE:
                 run_collective(self, self.collectives[number - COLLECTIVE_BASE], table_address)
