@@ -81,15 +81,17 @@ def allreduce_bandwidth(tiny: bool) -> None:
                   f"{size / b / 1e9:>12.2f} {b / a:>13.2f}", flush=True)
 
 
-def _in_turns(fns: dict, repeats: int, comm, rounds: int = 11) -> dict[str, float]:
-    """Median seconds per call of each collective, timed in turns. Every rank makes
-    the same calls (fixed counts, a barrier before each turn): a count chosen
-    per rank from its own timings would leave a peer waiting in a collective."""
+def _in_turns(fns: dict, repeats: int, comm, rounds: int = 15) -> dict[str, float]:
+    """Median seconds per call of each collective, timed in turns, the order of the
+    turns reversed every other round (which one runs after which moves the
+    numbers here by up to 20%: caches, page placement). Every rank makes the same
+    calls (fixed counts, a barrier before each turn): a count chosen per rank
+    from its own timings would leave a peer waiting in a collective."""
     samples: dict[str, list[float]] = {name: [] for name in fns}
     for fn in fns.values():
         fn()
-    for _ in range(rounds):
-        for name, fn in fns.items():
+    for turn in range(rounds):
+        for name, fn in (list(fns.items()) if turn % 2 == 0 else reversed(fns.items())):
             comm.Barrier()
             start = time.perf_counter()
             for _ in range(repeats):

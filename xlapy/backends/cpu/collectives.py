@@ -70,9 +70,12 @@ class _Buffer:
     count: int
     dtype: np.dtype
 
+    def __post_init__(self):
+        object.__setattr__(self, "_bytes", ctypes.c_char * max(self.count * self.dtype.itemsize,
+                                                               1))
+
     def view(self, table) -> np.ndarray:
-        address = int(table[self.allocation] or 0) + self.offset
-        raw = (ctypes.c_char * max(self.count * self.dtype.itemsize, 1)).from_address(address)
+        raw = self._bytes.from_address((table[self.allocation] or 0) + self.offset)
         return np.frombuffer(raw, self.dtype, self.count)
 
 
@@ -115,7 +118,7 @@ def run_collective(executable, instruction, table_address: int) -> None:
     devices = devices_of(executable)
     cache = executable.collective_plans
     prepared = cache.get(id(instruction))
-    if prepared is None or prepared.devices != devices:
+    if prepared is None or prepared.devices is not devices:
         prepared = cache[id(instruction)] = _prepare(executable, instruction, devices)
     if prepared.source is not None:
         table = (ctypes.c_void_p * len(executable.assignment.allocations)).from_address(
