@@ -32,3 +32,25 @@ def _backend_for_module(request, monkeypatch):
     if request.path.name in CPU_MODULES:
         monkeypatch.setenv("XLAPY_DEFAULT_BACKEND", "cpu")
     yield
+
+
+# `pytest --lazy`: the same tests with every eager operation recorded and run as
+# compiled clusters (--xla_auto_jit=2); tests of eager-only machinery opt out.
+def pytest_addoption(parser):
+    parser.addoption("--lazy", action="store_true",
+                     help="run eager code in lazy mode (XLAPY_FLAGS=--xla_auto_jit=2)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "eager_only: tests of op-by-op machinery, skipped "
+                                       "under --lazy")
+    if config.getoption("--lazy"):
+        os.environ["XLAPY_FLAGS"] = f"{os.environ.get('XLAPY_FLAGS', '')} --xla_auto_jit=2"
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--lazy"):
+        skip = pytest.mark.skip(reason="op-by-op machinery: not used under --lazy")
+        for item in items:
+            if item.get_closest_marker("eager_only"):
+                item.add_marker(skip)

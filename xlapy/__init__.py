@@ -3,6 +3,7 @@
 from xlapy import hlo
 from xlapy.backends import available_backends
 from xlapy.core.array import Array
+from xlapy.core.lazy import block_until_ready, jit_scope
 from xlapy.errors import CompileError, ExecutionError, ParseError, VerifierError, XlapyError
 from xlapy.jit import jit
 
@@ -38,7 +39,7 @@ def devices() -> list[str]:
 
 
 __all__ = ["Array", "CompileError", "ExecutionError", "ParseError", "VerifierError",
-           "XlapyError", "available_backends", "compile", "custom_jvp", "custom_vjp", "device_put",
-           "devices", "distributed", "execute", "float0", "grad", "hessian", "hlo", "jacfwd",
-           "jacrev", "jit", "jvp", "lax", "nn", "numpy", "pmap", "random", "shard_map",
-           "sharding", "stop_gradient", "value_and_grad", "vjp"]
+           "XlapyError", "available_backends", "block_until_ready", "compile", "custom_jvp",
+           "custom_vjp", "device_put", "devices", "distributed", "execute", "float0", "grad",
+           "hessian", "hlo", "jacfwd", "jacrev", "jit", "jit_scope", "jvp", "lax", "nn", "numpy",
+           "pmap", "random", "shard_map", "sharding", "stop_gradient", "value_and_grad", "vjp"]

@@ -10,6 +10,8 @@ import xlapy
 import xlapy.numpy as xnp
 from xlapy.numpy import _eager_fast
 
+pytestmark = pytest.mark.eager_only
+
 OPS = {"add": (np.add, lambda a, b: a + b), "subtract": (np.subtract, lambda a, b: a - b),
        "multiply": (np.multiply, lambda a, b: a * b), "divide": (np.divide, lambda a, b: a / b)}
 

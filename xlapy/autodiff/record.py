@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 
 from xlapy.autodiff.tape import known_value
-from xlapy.core.array import Array
+from xlapy.core import lazy
+from xlapy.core.array import Array, ConcreteArray
+from xlapy.core.errors import ConcretizationError
 from xlapy.core.pytree import TreeDef, tree_flatten, tree_unflatten
 from xlapy.core.trace import Trace, as_array, current_trace, element_type
 from xlapy.errors import CompileError
@@ -41,10 +43,25 @@ class Recording:
 
 
 def record(fun: Callable, flat_args: list, in_tree: TreeDef, name: str) -> Recording:
-    """Trace `fun(*tree_unflatten(in_tree, flat_args))` into a new computation."""
+    """Trace `fun(*tree_unflatten(in_tree, flat_args))` into a new computation.
+
+    In lazy mode (outside jit) the function is first traced abstractly, so the
+    derivative joins the pending graph instead of cutting it; only a function
+    that needs its values (Python control flow on them) is recorded concretely."""
+    parent = current_trace()
+    if parent is None and lazy.active():
+        try:
+            return _record(fun, flat_args, in_tree, name, concrete=False)
+        except ConcretizationError:
+            pass
+    return _record(fun, flat_args, in_tree, name,
+                   concrete=parent is None or parent.concrete)
+
+
+def _record(fun: Callable, flat_args: list, in_tree: TreeDef, name: str,
+            concrete: bool) -> Recording:
     args = [as_array(a) for a in flat_args]
     parent = current_trace()
-    concrete = parent is None or parent.concrete
     module = parent.module_builder if parent is not None else ModuleBuilder(name)
     builder = module.computation(name)
     name_stack = f"{parent.name_stack}/{name}" if parent is not None else name
@@ -53,7 +70,8 @@ def record(fun: Callable, flat_args: list, in_tree: TreeDef, name: str) -> Recor
         params = []
         for i, arg in enumerate(args):
             shape = Shape.array(element_type(arg.dtype), tuple(arg.shape))
-            value = np.asarray(known_value(arg)) if concrete else None
+            value = (np.asarray(arg.value if isinstance(arg, ConcreteArray) else
+                                known_value(arg)) if concrete else None)
             params.append(trace.parameter(shape, arg.weak_type, origin=f"argument {i} of {name}",
                                           value=value))
         out = fun(*tree_unflatten(in_tree, params))

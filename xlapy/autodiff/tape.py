@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from xlapy.core import dtypes
+from xlapy.core import dtypes, lazy
 from xlapy.core.array import Array, ConcreteArray
 from xlapy.core.trace import Tracer, bind, current_trace
 from xlapy.hlo.attributes import RawAttribute
@@ -89,6 +89,8 @@ def known_trip_count_config(instruction: HloInstruction) -> int | None:
 
 def known_value(x) -> np.ndarray | None:
     """`x`'s value if it is known while tracing (concrete, or a traced constant)."""
+    if isinstance(x, lazy.LazyArray) and x._value is None:
+        return None   # pending: reading it would cut the lazy graph
     if isinstance(x, ConcreteArray):
         return x.value
     if isinstance(x, Tracer):
@@ -106,6 +108,8 @@ def fresh(x):
         return tuple(fresh(v) for v in x)
     if isinstance(x, Tracer):
         return Tracer(x.trace, x.instruction, x.weak_type, x.origin, x.known)
+    if isinstance(x, lazy.LazyArray):
+        return x.with_weak_type(x.weak_type)
     if isinstance(x, ConcreteArray):
         return ConcreteArray(x.value, x.weak_type)
     return x

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from xlapy.core import dtypes
+from xlapy.core import dtypes, lazy
 from xlapy.core.array import Array, ConcreteArray
 from xlapy.core.errors import ConcretizationError, user_frame
 from xlapy.hlo import shape_inference
@@ -330,6 +330,8 @@ def _eager(opcode, operands, attrs, shape, weak_type):
             if len(_EAGER_CACHE) >= _EAGER_CACHE_SIZE:
                 _EAGER_CACHE.clear()
             _EAGER_CACHE[key] = instruction
+    if lazy.active():
+        return lazy.record(instruction, operands, weak_type)
     value = _evaluator().evaluate(instruction, _operand_values(operands))
     return _wrap_concrete(value, weak_type)
 
@@ -344,8 +346,7 @@ def _evaluator():
 def _type_key(operand):
     if isinstance(operand, (tuple, list)):
         return tuple(_type_key(o) for o in operand)
-    value = operand.value
-    return value.shape, value.dtype
+    return operand.shape, operand.dtype   # not .value: a lazy operand stays pending
 
 
 def _eager_instruction(opcode, operands, attrs, shape) -> HloInstruction:
@@ -380,6 +381,8 @@ def with_weak_type(x: Array, weak_type: bool) -> Array:
         return x
     if isinstance(x, Tracer):
         return Tracer(x.trace, x.instruction, weak_type, x.origin, x.known)
+    if isinstance(x, lazy.LazyArray):
+        return x.with_weak_type(weak_type)
     return ConcreteArray(x.value, weak_type)
 
 

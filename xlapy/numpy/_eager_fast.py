@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from xlapy.core import lazy
 from xlapy.core.array import ConcreteArray
 from xlapy.core.trace import current_trace
 
@@ -51,7 +52,8 @@ def binary(ufunc, x, y, floats_only: bool = False):
             return None
     else:
         return None
-    if dtype not in (_FLOATS if floats_only else _FAST) or current_trace() is not None:
+    if dtype not in (_FLOATS if floats_only else _FAST) or current_trace() is not None or \
+            lazy.active():
         return None
     with np.errstate(all="ignore"):
         return ConcreteArray(np.asarray(ufunc(xv, yv)), weak)   # 0-d results are scalars

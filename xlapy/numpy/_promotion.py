@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from xlapy import lax
-from xlapy.core import dtypes
+from xlapy.core import dtypes, lazy
 from xlapy.core.array import ConcreteArray
 from xlapy.core.trace import (
     Array,
@@ -177,10 +177,10 @@ def broadcast_to(array, shape) -> Array:
     lead = len(shape) - x.ndim
     if lead < 0 or any(d not in (1, t) for d, t in zip(x.shape, shape[lead:])):
         raise ValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}")
-    if isinstance(x, ConcreteArray) and current_trace() is None:
-        # eager: NumPy's broadcast is the same, exact op. Under a trace the
-        # broadcast is staged, so a scalar stays one constant in the module
-        # instead of an array of the full shape.
+    if type(x) is ConcreteArray and current_trace() is None and not lazy.active():
+        # eager: NumPy's broadcast is the same, exact op. Under a trace (or
+        # recording lazily) the broadcast is staged, so a scalar stays one
+        # constant (or leaf) of the module instead of an array of the full shape.
         return ConcreteArray(np.broadcast_to(x.value, shape), x.weak_type)
     # HLO broadcast maps dimensions one to one, so size-1 axes that grow are
     # reshaped away first.

@@ -1,0 +1,198 @@
+"""Lazy mode (auto-clustering): eager operations recorded and run as compiled
+clusters. Values equal eager's; every materialisation point cuts a cluster with
+its reason; a repeated step compiles once; grad, random keys and jit compose;
+a long loop keeps its pending graph and memory bounded. (The whole
+xlapy.numpy suite also runs in lazy mode: test_numpy_suite_in_lazy_mode.)"""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import xlapy
+import xlapy.numpy as xnp
+from xlapy.core import lazy
+from xlapy.core.lazy import LazyArray
+from xlapy.flags import flags_set
+
+
+def _stats():
+    return lazy.Stats(**vars(lazy.STATS))
+
+
+def _x(seed=0, shape=(4, 5)):
+    return xnp.asarray(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+
+
+def _chain(x):
+    y = xnp.exp(x) * 2.0 - 1.0
+    return xnp.tanh(y).sum(axis=1) + xnp.max(y)
+
+
+def test_recorded_values_equal_eager():
+    x = _x()
+    eager = np.asarray(_chain(x))
+    with xlapy.jit_scope():
+        got = _chain(x)
+        assert type(got) is LazyArray and got.shape == (4,) and got.dtype == np.float32
+        assert got._value is None   # nothing ran yet
+        np.testing.assert_allclose(np.asarray(got), eager, rtol=1e-6)
+
+
+@pytest.mark.parametrize("read", [
+    ("np.asarray", lambda v: np.asarray(v)),
+    ("item()", lambda v: v.sum().item()),
+    ("float()", lambda v: float(v.sum())),
+    ("int()", lambda v: int(v.sum())),
+    ("bool()", lambda v: bool(v.sum() > 0)),
+    ("repr", lambda v: repr(v)),
+    ("print", lambda v: str(v)),
+    ("__dlpack__", lambda v: np.from_dlpack(v)),
+    ("block_until_ready", lambda v: xlapy.block_until_ready(v)),
+])
+def test_every_materialisation_point_cuts_a_cluster(read):
+    name, fn = read
+    before = len(lazy.breaks())
+    with xlapy.jit_scope():
+        value = _chain(_x(1))
+        fn(value)
+        assert value._value is not None
+    reasons = lazy.breaks()[before:]
+    assert reasons and reasons[0].startswith(name) and "test_lazy.py" in reasons[0], reasons
+
+
+def test_values_leaving_a_jit_scope_are_computed():
+    with xlapy.jit_scope():
+        kept = _chain(_x(2))
+    assert kept._value is not None and "end of a jit_scope" in lazy.breaks()[-1]
+
+
+def test_a_growing_pending_graph_is_run_at_the_limit():
+    x = _x(3)
+    with flags_set("--xlapy_lazy_max_pending=8"), xlapy.jit_scope():
+        for _ in range(20):
+            x = x * 1.5
+        assert len(lazy._PENDING) < 8
+        assert any("max_pending" in b for b in lazy.breaks()[-3:])
+    np.testing.assert_allclose(np.asarray(x), np.asarray(_x(3)) * 1.5 ** 20, rtol=1e-5)
+
+
+def test_a_repeated_step_compiles_once():
+    w = _x(4, (5, 3))
+    x = _x(5, (8, 5))
+
+    def step(w):
+        loss, g = xlapy.value_and_grad(lambda w: ((x @ w) ** 2).mean())(w)
+        return w - 0.1 * g, loss
+
+    eager_w = w
+    for _ in range(4):
+        eager_w, eager_loss = step(eager_w)
+    with xlapy.jit_scope():
+        step(w)[1].item()   # warm: the first step compiles
+        start = _stats()
+        lazy_w = w
+        for _ in range(4):
+            lazy_w, loss = step(lazy_w)
+            loss.item()
+    assert lazy.STATS.compiles - start.compiles <= 1   # the second step's shape differs once
+    assert lazy.STATS.cache_hits - start.cache_hits >= 3
+    np.testing.assert_allclose(np.asarray(lazy_w), np.asarray(eager_w), rtol=1e-5)
+    np.testing.assert_allclose(float(loss), float(eager_loss), rtol=1e-5)
+
+
+def test_values_not_used_again_are_fused_away():
+    with xlapy.jit_scope():
+        x = _x(6)
+        kept = xnp.exp(x) + 1.0          # its exp is never held: computed, not stored
+        xlapy.block_until_ready(kept)
+    executable = next(reversed(lazy._CACHE.values()))
+    assert len(executable.module.entry_computation.root_instruction.shape.tuple_shapes) == 1
+
+
+def test_uncompilable_operations_break_the_cluster_with_their_reason():
+    x = xnp.asarray(np.array([3.0, 1.0, 3.0, 2.0], np.float32))
+    before = len(lazy.breaks())
+    with xlapy.jit_scope():
+        u = xnp.unique(x * 2.0)          # data-dependent output shape
+        nz = xnp.nonzero(u > 4.0)[0]
+        total = (u + 1.0).sum() + nz.sum()
+        got = float(total)
+    u_np = np.unique(np.array([6, 2, 6, 4.0]))
+    assert got == pytest.approx((u_np + 1).sum() + np.nonzero(u_np > 4)[0].sum())
+    reasons = lazy.breaks()[before:]
+    assert any("needs the value" in r and "test_lazy.py" in r for r in reasons), reasons
+
+
+def test_grad_and_random_keys_in_lazy_mode():
+    key = xlapy.random.PRNGKey(0)
+    eager = xlapy.grad(lambda w: xnp.sum(xnp.sin(w) * xlapy.random.normal(key, (3,))))(
+        xnp.ones(3))
+    with xlapy.jit_scope():
+        noise = xlapy.random.normal(key, (3,))
+        g = xlapy.grad(lambda w: xnp.sum(xnp.sin(w) * noise))(xnp.ones(3))
+        assert type(g) is LazyArray
+        np.testing.assert_allclose(np.asarray(g), np.asarray(eager), rtol=1e-6)
+
+
+def test_lazy_values_pass_to_jit_and_back():
+    f = xlapy.jit(lambda a: a * 3.0)
+    with xlapy.jit_scope():
+        y = f(_chain(_x(7))) + 1.0
+        np.testing.assert_allclose(np.asarray(y), np.asarray(_chain(_x(7))) * 3 + 1, rtol=1e-6)
+
+
+def test_auto_jit_flag_and_small_clusters_interpreted():
+    with flags_set("--xla_auto_jit=2"):
+        assert lazy.active()
+        y = _chain(_x(8))
+        assert type(y) is LazyArray
+        np.asarray(y)
+    assert not lazy.active()
+    start = _stats()
+    with flags_set("--xla_min_cluster_size=100"), xlapy.jit_scope():
+        np.asarray(_chain(_x(9)))
+    assert lazy.STATS.interpreted > start.interpreted and lazy.STATS.compiles == start.compiles
+
+
+def test_clustering_debug_dumps_clusters_and_breaks(tmp_path):
+    with flags_set(f"--xla_dump_to={tmp_path} --xla_clustering_debug"), xlapy.jit_scope():
+        np.asarray(_chain(_x(10)) * 7.0)
+    names = os.listdir(tmp_path)
+    assert any(n.startswith("cluster_") and n.endswith(".hlo.txt") for n in names), names
+    assert "np.asarray" in (tmp_path / "clustering_breaks.txt").read_text()
+
+
+def test_a_long_eager_loop_keeps_its_graph_and_memory_bounded():
+    w = xnp.asarray(np.ones(64, np.float32))
+    with flags_set("--xlapy_lazy_max_pending=256"), xlapy.jit_scope():
+        for _ in range(1000):   # warm: compile the repeated cluster once
+            w = w * 0.999 + 0.001
+        xlapy.block_until_ready(w)
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        for _ in range(10_000):
+            w = w * 0.999 + 0.001
+        xlapy.block_until_ready(w)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - base
+        tracemalloc.stop()
+        assert len(lazy._PENDING) <= 256
+    assert grown < 2_000_000, grown
+    np.testing.assert_allclose(np.asarray(w), np.ones(64), rtol=1e-5)
+
+
+def test_numpy_suite_in_lazy_mode():
+    """The whole xlapy.numpy test suite, a second time, with every eager op lazy."""
+    job = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "--lazy", "tests/numpy",
+                          "-p", "no:cacheprovider"], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+                         timeout=1800)
+    assert job.returncode == 0, job.stdout[-4000:] + job.stderr[-2000:]
