@@ -21,14 +21,17 @@ import numpy as np
 from xlapy import lax
 from xlapy import numpy as xnp
 from xlapy.autodiff.forward import jvp_computation
+from xlapy.autodiff.lazy_vjp import lazy_vjp
 from xlapy.autodiff.record import record
 from xlapy.autodiff.reverse import vjp_computation
 from xlapy.autodiff.rules._util import full, zeros_like
 from xlapy.autodiff.tape import is_differentiable_type
+from xlapy.core import lazy
 from xlapy.core.array import ConcreteArray
 from xlapy.core.dtypes import float0
 from xlapy.core.pytree import tree_flatten, tree_unflatten
-from xlapy.core.trace import as_array, with_weak_type
+from xlapy.core.trace import as_array, current_trace, with_weak_type
+from xlapy.errors import CompileError
 
 
 def _float0_zeros(x):
@@ -60,9 +63,18 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     recording = record(fun, flat, in_tree, name)
     n = len(recording.args)
     active = [is_differentiable_type(a.dtype) for a in recording.args]
-    outputs, pullback = vjp_computation(recording.computation, recording.operands,
-                                        active + [False] * len(recording.captures),
-                                        recording.values)
+    mask = active + [False] * len(recording.captures)
+    outputs = None
+    if recording.values is None and current_trace() is None and lazy.active():
+        try:
+            outputs, pullback = lazy_vjp(recording.computation, recording.operands, mask)
+        except (CompileError, TypeError):   # needs known values (or has a token):
+            # record concretely and replay, as outside lazy mode
+            recording = record(fun, flat, in_tree, name, concrete=True)
+            mask = active + [False] * len(recording.captures)
+    if outputs is None:
+        outputs, pullback = vjp_computation(recording.computation, recording.operands, mask,
+                                            recording.values)
     outputs = list(outputs)
     num_main, main_tree, aux_tree = _split_aux(recording, has_aux)
     main = outputs[:num_main]

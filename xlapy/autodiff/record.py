@@ -42,16 +42,22 @@ class Recording:
         return list(self.args) + list(self.captures)
 
 
-def record(fun: Callable, flat_args: list, in_tree: TreeDef, name: str) -> Recording:
+def record(fun: Callable, flat_args: list, in_tree: TreeDef, name: str,
+           concrete: bool | None = None) -> Recording:
     """Trace `fun(*tree_unflatten(in_tree, flat_args))` into a new computation.
 
     In lazy mode (outside jit) the function is first traced abstractly, so the
     derivative joins the pending graph instead of cutting it; only a function
-    that needs its values (Python control flow on them) is recorded concretely."""
+    that needs its values (Python control flow on them), or `concrete=True`, is
+    recorded concretely."""
     parent = current_trace()
+    if concrete:
+        return _record(fun, flat_args, in_tree, name, concrete=parent is None or parent.concrete)
     if parent is None and lazy.active():
         try:
-            return _record(fun, flat_args, in_tree, name, concrete=False)
+            recording = _record(fun, flat_args, in_tree, name, concrete=False)
+            if not any(i.shape.is_token for i in recording.computation.instructions):
+                return recording   # (tokens exist only under a trace: replayed concretely)
         except ConcretizationError:
             pass
     return _record(fun, flat_args, in_tree, name,

@@ -203,6 +203,12 @@ class LazyArray(ConcreteArray):
 
 
 
+def recordable(instruction: HloInstruction) -> bool:
+    """Whether the result is arrays (tokens run at once: they carry no data)."""
+    shape = instruction.shape
+    return shape.is_array or (shape.is_tuple and all(s.is_array for s in shape.tuple_shapes))
+
+
 def record(instruction: HloInstruction, operands, weak_type: bool):
     """A LazyArray (a tuple of them for a tuple shape) for `instruction` applied to
     `operands` (xlapy Arrays, or tuples of them)."""
@@ -413,7 +419,7 @@ def signature(instruction: HloInstruction):
 
 def _attr_key(value):
     if isinstance(value, HloComputation):
-        return _computation_key(value)
+        return computation_signature(value)
     if isinstance(value, (tuple, list)):
         return tuple(_attr_key(v) for v in value)
     try:
@@ -423,7 +429,7 @@ def _attr_key(value):
     return value
 
 
-def _computation_key(computation: HloComputation) -> tuple:
+def computation_signature(computation: HloComputation) -> tuple:
     hit = _SIGNATURES.get(id(computation))
     if hit is None:
         index = {id(i): k for k, i in enumerate(computation.instructions)}

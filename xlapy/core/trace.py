@@ -330,7 +330,7 @@ def _eager(opcode, operands, attrs, shape, weak_type):
             if len(_EAGER_CACHE) >= _EAGER_CACHE_SIZE:
                 _EAGER_CACHE.clear()
             _EAGER_CACHE[key] = instruction
-    if lazy.active():
+    if lazy.active() and lazy.recordable(instruction):
         return lazy.record(instruction, operands, weak_type)
     value = _evaluator().evaluate(instruction, _operand_values(operands))
     return _wrap_concrete(value, weak_type)
@@ -346,7 +346,10 @@ def _evaluator():
 def _type_key(operand):
     if isinstance(operand, (tuple, list)):
         return tuple(_type_key(o) for o in operand)
-    return operand.shape, operand.dtype   # not .value: a lazy operand stays pending
+    if isinstance(operand, lazy.LazyArray):
+        return operand.shape, operand.dtype   # not .value: a lazy operand stays pending
+    value = operand.value
+    return getattr(value, "shape", None), getattr(value, "dtype", type(value))   # or a token
 
 
 def _eager_instruction(opcode, operands, attrs, shape) -> HloInstruction:

@@ -1,0 +1,60 @@
+"""`vjp` in lazy mode: the recorded function and its derivative each become one
+recorded `call`, instead of a replay of every forward and backward op through
+Python. The derivative (`vjp_module` of the recording) is built once per
+structure of the recorded computation and reused, so an eager training loop
+pays for tracing its loss, not for differentiating it again every step; the
+cluster's pipeline inlines both calls, and CSE merges the forward pass the
+two share.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from xlapy.autodiff.module import vjp_module
+from xlapy.autodiff.rules._util import zeros_like
+from xlapy.core import lazy
+from xlapy.core.trace import bind
+from xlapy.errors import CompileError
+from xlapy.hlo.builder import ModuleBuilder
+from xlapy.hlo.ir import HloComputation
+from xlapy.hlo.opcode import Opcode
+
+_DERIVATIVES: OrderedDict[tuple, HloComputation] = OrderedDict()
+_SIZE = 128
+
+
+def _derivative(computation: HloComputation, active: list[bool]) -> HloComputation:
+    key = (lazy.computation_signature(computation), tuple(active))
+    hit = _DERIVATIVES.get(key)
+    if hit is None:
+        module = ModuleBuilder(computation.name).build(computation, verify=False)
+        hit = vjp_module(module, [i for i, a in enumerate(active) if a]).entry_computation
+        _DERIVATIVES[key] = hit
+        if len(_DERIVATIVES) > _SIZE:
+            _DERIVATIVES.popitem(last=False)
+    else:
+        _DERIVATIVES.move_to_end(key)
+    return hit
+
+
+def lazy_vjp(computation: HloComputation, operands: list, active: list[bool]):
+    """(outputs, pullback) as `reverse.vjp_computation` gives them, recorded as calls.
+    Raises CompileError where the recording cannot be differentiated as a whole
+    (a rule needs a value only a concrete recording knows; a token output): the
+    caller then records concretely and replays."""
+    root = computation.root_instruction.shape
+    leaves = root.tuple_shapes if root.is_tuple else (root,)
+    if any(not s.is_array for s in leaves):
+        raise CompileError(f"{computation.name}: an output that is not an array")
+    derivative = _derivative(computation, active)
+    outputs = bind(Opcode.CALL, list(operands), {"to_apply": computation})
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+
+    def pullback(cotangents):
+        cts = [zeros_like(o) if c is None else c for c, o in zip(cotangents, outputs)]
+        results = bind(Opcode.CALL, [*operands, *cts], {"to_apply": derivative})
+        grads = iter(results[len(outputs):])
+        return [next(grads) if a else None for a in active]
+
+    return outputs, pullback
