@@ -27,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list", action="store_true", help="list the workloads and exit")
     parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
                         help="gpu: the GPU workloads (benchmarks/gpu_suite.py) on a CUDA device")
+    parser.add_argument("--lazy", action="store_true",
+                        help="eager code op by op, lazily (auto-clustered) and jitted, and the "
+                        "cost of recording an operation (benchmarks/lazy_suite.py)")
     parser.add_argument("--distributed", action="store_true",
                         help="all-reduce bandwidth against mpi4py and data-parallel training "
                         "on 1, 2 and 4 processes (benchmarks/mpi_suite.py; launches mpiexec)")
@@ -54,6 +57,10 @@ def _suite():
 
 def run(args: argparse.Namespace) -> int:
     suite = _suite()
+    if args.lazy:
+        from benchmarks import lazy_suite  # the checkout's, as above
+
+        return lazy_suite.run(tiny=args.tiny)
     if args.distributed:
         from benchmarks import mpi_suite  # the checkout's, as above
 

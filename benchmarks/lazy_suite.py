@@ -1,0 +1,91 @@
+"""`xlapy bench --lazy`: eager code three ways, side by side in one run.
+
+For the demo's softmax regression and MLP training steps and the encoder
+layer's forward pass, written once: op by op (each operation run as Python
+reaches it), lazily (`xlapy.jit_scope()`: recorded, run as cached compiled
+clusters when the loss is read each step), and `xlapy.jit`. Also the cost of
+recording one operation against running it eagerly, and how many clusters
+were compiled after the warm-up steps (the target: none).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import numpy as np
+
+import xlapy
+import xlapy.numpy as xnp
+from xlapy import models
+from xlapy.core import lazy
+from xlapy.models import lib
+
+
+def _per_step(step, args, steps: int, mode: str):
+    scope = xlapy.jit_scope() if mode == "lazy" else contextlib.nullcontext()
+    fn = xlapy.jit(step) if mode == "jit" else step
+    with scope:
+        params = args[0]
+        for _ in range(3):   # warm-up: compiles, caches
+            params, loss = fn(params, *args[1:])
+            float(loss)
+        compiles = lazy.STATS.compiles
+        start = time.perf_counter()
+        for _ in range(steps):
+            params, loss = fn(params, *args[1:])
+            float(loss)
+        seconds = (time.perf_counter() - start) / steps
+    return seconds, lazy.STATS.compiles - compiles
+
+
+def _encoder_forward(params, x):
+    y = models.encoder.apply(params, x)
+    return params, y.sum()
+
+
+def _record_cost() -> list[tuple[str, float, float]]:
+    a = xnp.asarray(np.ones((64, 64), np.float32))
+    rows = []
+    for name, fn in (("add", lambda: a + a), ("exp", lambda: xnp.exp(a)),
+                     ("matmul", lambda: a @ a), ("sum", lambda: a.sum(axis=1))):
+        times = {}
+        for mode in ("eager", "lazy"):
+            with (xlapy.jit_scope() if mode == "lazy" else contextlib.nullcontext()):
+                keep = []
+                start = time.perf_counter()
+                for _ in range(300):
+                    keep.append(fn())
+                times[mode] = (time.perf_counter() - start) / 300
+                keep.clear()
+                lazy._PENDING.clear()   # never run: only the recording is timed
+        rows.append((name, times["eager"], times["lazy"]))
+    return rows
+
+
+def run(tiny: bool = False) -> int:
+    steps = 5 if tiny else 50
+    rng = np.random.default_rng(0)
+    x, labels = models.data.clusters(rng, 100)
+    batch = (x / 4, lib.one_hot(labels, 10))
+    enc = models.encoder.init(rng, d_model=64, heads=4, ff=256)
+    enc_x = rng.standard_normal((8, 16, 64)).astype(np.float32)
+    workloads = [
+        ("softmax regression step", models.softmax_regression.train_step,
+         (models.softmax_regression.init(np.random.default_rng(0)), batch)),
+        ("MLP 784-128-10 step", models.mlp.train_step, (models.mlp.init(np.random.default_rng(0)),
+                                                        batch)),
+        ("encoder forward 8x16x64", _encoder_forward, (enc, enc_x)),
+    ]
+    print(f"{'workload':<26} {'op by op ms':>12} {'lazy ms':>9} {'jit ms':>8} "
+          f"{'op/lazy':>8} {'lazy/jit':>9} {'compiles after warm-up':>23}")
+    for name, step, args in workloads:
+        eager, _ = _per_step(step, args, max(steps // 5, 2), "eager")
+        lazy_s, compiles = _per_step(step, args, steps, "lazy")
+        jit_s, _ = _per_step(step, args, steps, "jit")
+        print(f"{name:<26} {eager * 1e3:>12.3f} {lazy_s * 1e3:>9.3f} {jit_s * 1e3:>8.3f} "
+              f"{eager / lazy_s:>7.1f}x {lazy_s / jit_s:>8.1f}x {compiles:>23}", flush=True)
+    print(f"\n{'operation (64x64 f32)':<22} {'eager µs/op':>12} {'recording µs/op':>16}")
+    for name, eager, recording in _record_cost():
+        print(f"{name:<22} {eager * 1e6:>12.1f} {recording * 1e6:>16.1f}")
+    return 0
