@@ -17,7 +17,7 @@ import pytest
 
 import xlapy
 import xlapy.numpy as xnp
-from xlapy.core import lazy
+from xlapy.core import lazy, lazy_cluster
 from xlapy.core.lazy import LazyArray
 from xlapy.flags import flags_set
 
@@ -112,7 +112,7 @@ def test_values_not_used_again_are_fused_away():
         x = _x(6)
         kept = xnp.exp(x) + 1.0          # its exp is never held: computed, not stored
         xlapy.block_until_ready(kept)
-    executable = next(reversed(lazy._CACHE.values()))
+    executable = next(reversed(lazy_cluster.CACHE.values()))
     assert len(executable.module.entry_computation.root_instruction.shape.tuple_shapes) == 1
 
 

@@ -13,7 +13,7 @@ from collections import OrderedDict
 
 from xlapy.autodiff.module import vjp_module
 from xlapy.autodiff.rules._util import zeros_like
-from xlapy.core import lazy
+from xlapy.core.lazy_graph import computation_signature
 from xlapy.core.trace import bind
 from xlapy.errors import CompileError
 from xlapy.hlo.builder import ModuleBuilder
@@ -25,7 +25,7 @@ _SIZE = 128
 
 
 def _derivative(computation: HloComputation, active: list[bool]) -> HloComputation:
-    key = (lazy.computation_signature(computation), tuple(active))
+    key = (computation_signature(computation), tuple(active))
     hit = _DERIVATIVES.get(key)
     if hit is None:
         module = ModuleBuilder(computation.name).build(computation, verify=False)

@@ -29,21 +29,16 @@ import os
 import sys
 import threading
 import weakref
-from collections import OrderedDict
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from xlapy.backends import get_backend
+from xlapy.core import lazy_cluster
 from xlapy.core.array import ConcreteArray
 from xlapy.core.errors import user_frame
+from xlapy.core.lazy_cluster import STATS, Stats  # noqa: F401  (lazy.STATS, lazy.Stats)
+from xlapy.core.lazy_graph import Node, flat_operands, refs, signature
 from xlapy.flags import debug_options, register_flag
-from xlapy.hlo.builder import ModuleBuilder
-from xlapy.hlo.dtypes import PrimitiveType
-from xlapy.hlo.evaluator.evaluator import Evaluator
-from xlapy.hlo.ir import HloComputation, HloInstruction
-from xlapy.hlo.mutation import NameUniquer, clone_computation
-from xlapy.hlo.shape import Shape
+from xlapy.hlo.ir import HloInstruction
 
 register_flag("xla_auto_jit", "int", 0,
               "auto-clustering of eager code (TF's --tf_xla_auto_jit): 1 or 2 records eager "
@@ -85,26 +80,6 @@ _AUTO_JIT: dict = {}
 
 
 # -- the pending graph ------------------------------------------------------------------------
-@dataclass(eq=False)
-class Node:
-    """One recorded operation: the interpreter's instruction for its signature
-    (shared by every node of that signature) applied to `operands` (Nodes,
-    concrete NumPy values, or tuples of them)."""
-
-    instruction: HloInstruction
-    operands: list
-    weak_type: bool
-    outputs: list = field(default_factory=list)
-    """Weak references to the LazyArrays that hold each result (one per tuple element)."""
-    value: object = None
-    """The result once computed (a tuple for tuple-shaped results); then operands go."""
-    order: int = 0
-
-    @property
-    def pending(self) -> bool:
-        return self.operands is not None
-
-
 _ORDER = itertools.count()
 _PENDING: dict[int, Node] = {}
 """Recorded, not yet computed, by order: what a flush may have to compute."""
@@ -271,19 +246,6 @@ def breaks() -> list[str]:
     return list(_BREAKS)
 
 
-@dataclass
-class Stats:
-    clusters: int = 0
-    compiles: int = 0
-    cache_hits: int = 0
-    interpreted: int = 0
-    operations: int = 0
-
-
-STATS = Stats()
-"""Counts since the process started: clusters run, compiled, found in the cache."""
-
-
 def flush(reason: str = "sync") -> None:
     """Run every pending operation whose result is still held."""
     held = [a for node in list(_PENDING.values()) for ref in node.outputs
@@ -333,15 +295,15 @@ def _run(nodes: list[Node], reason: str) -> None:
               if (a := ref()) is not None and a._value is None}
     for other in _PENDING.values():   # values a later cluster will read
         if other.order not in inside:
-            wanted.update((node.order, index) for node, index in _refs(other.operands)
+            wanted.update((node.order, index) for node, index in refs(other.operands)
                           if node.order in inside)
     by_order = {n.order: n for n in nodes}
     outputs = [(by_order[k], i) for k, i in sorted(wanted, key=lambda w: (w[0], w[1] or 0))]
     held = _held(nodes)
     if len(nodes) < debug_options().xla_min_cluster_size:
-        values = _interpret(nodes, outputs)
+        values = lazy_cluster.interpret(nodes, outputs)
     else:
-        values = _compiled(nodes, outputs)
+        values = lazy_cluster.compiled(nodes, outputs, _BREAKS)
     for node in nodes:   # computed: the graph behind them can go
         node.operands = None
         node.value = [None] * (len(node.instruction.shape.tuple_shapes)
@@ -372,236 +334,10 @@ def _cluster(arrays) -> list[Node]:
         if node.order in seen or not node.pending:
             continue
         seen[node.order] = node
-        for operand in _flat(node.operands):
+        for operand in flat_operands(node.operands):
             if isinstance(operand, tuple) and len(operand) == 2 and isinstance(operand[0], Node):
                 stack.append(operand[0])
     return [seen[k] for k in sorted(seen)]
-
-
-def _flat(operands):
-    for operand in operands:
-        if isinstance(operand, tuple) and not (len(operand) == 2 and
-                                               isinstance(operand[0], Node)):
-            yield from _flat(operand)
-        else:
-            yield operand
-
-
-def _refs(operands):
-    """The (node, index) references among `operands`."""
-    for operand in _flat(operands):
-        if _is_ref(operand):
-            yield operand
-
-
-def _is_ref(operand) -> bool:
-    return isinstance(operand, tuple) and len(operand) == 2 and isinstance(operand[0], Node)
-
-
-# -- structure -------------------------------------------------------------------------------------
-_SIGNATURES: dict[int, tuple] = {}
-"""id(instruction or computation) -> (the object, kept alive, and its structural key)."""
-
-
-def signature(instruction: HloInstruction):
-    """What makes two recorded instructions the same op: opcode, shape, attributes,
-    called computations by structure (not by name or identity: each eager `grad`
-    traces fresh ones)."""
-    hit = _SIGNATURES.get(id(instruction))
-    if hit is None:
-        if len(_SIGNATURES) > 20000:
-            _SIGNATURES.clear()
-        hit = _SIGNATURES[id(instruction)] = (instruction, (
-            instruction.opcode, instruction.shape.to_text(),
-            tuple((k, _attr_key(v)) for k, v in instruction.attrs.items() if k != "metadata")))
-    return hit[1]
-
-
-def _attr_key(value):
-    if isinstance(value, HloComputation):
-        return computation_signature(value)
-    if isinstance(value, (tuple, list)):
-        return tuple(_attr_key(v) for v in value)
-    try:
-        hash(value)
-    except TypeError:
-        return repr(value)
-    return value
-
-
-def computation_signature(computation: HloComputation) -> tuple:
-    hit = _SIGNATURES.get(id(computation))
-    if hit is None:
-        index = {id(i): k for k, i in enumerate(computation.instructions)}
-        body = tuple((i.opcode, i.shape.to_text(), tuple(index[id(o)] for o in i.operands),
-                      i.parameter_number,
-                      None if i.literal is None else np.asarray(i.literal).tobytes(),
-                      tuple((k, _attr_key(v)) for k, v in i.attrs.items() if k != "metadata"))
-                     for i in computation.instructions)
-        hit = _SIGNATURES[id(computation)] = (computation, (
-            body, index[id(computation.root_instruction)]))
-    return hit[1]
-
-
-# -- the compiled path ----------------------------------------------------------------------------
-_CACHE: OrderedDict[tuple, object] = OrderedDict()
-_CACHE_SIZE = 256
-_NUMBER = itertools.count()
-
-
-def _compiled(nodes: list[Node], outputs: list) -> list:
-    """Build (or find) the cluster's executable and run it on the leaves."""
-    leaves: list[np.ndarray] = []
-    leaf_index: dict[int, int] = {}
-    position = {node.order: k for k, node in enumerate(nodes)}
-
-    def spell(operand):
-        if _is_ref(operand):
-            node, index = operand
-            if node.pending:
-                return ("n", position[node.order], index)
-            operand = node.value[index or 0]
-        if isinstance(operand, tuple):
-            return ("t", tuple(spell(o) for o in operand))
-        key = id(operand)
-        if key not in leaf_index:
-            leaf_index[key] = len(leaves)
-            leaves.append(operand)
-        return ("p", leaf_index[key])
-
-    structure = tuple((signature(n.instruction), tuple(spell(o) for o in n.operands))
-                      for n in nodes)
-    wanted = tuple((position[n.order], i) for n, i in outputs)
-    avals = tuple((v.shape, v.dtype) for v in leaves)
-    key = (structure, wanted, avals)
-    executable = _CACHE.get(key)
-    if executable is None:
-        module = _module(nodes, structure, wanted, leaves)
-        executable = get_backend("cpu").compile(module, optimize=True)
-        _CACHE[key] = executable
-        STATS.compiles += 1
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    else:
-        _CACHE.move_to_end(key)
-        STATS.cache_hits += 1
-    results = executable.run(list(leaves))
-    return [_as_numpy(r) for r in results]
-
-
-def _as_numpy(value):
-    return tuple(_as_numpy(v) for v in value) if isinstance(value, (tuple, list)) else value
-
-
-def _module(nodes, structure, wanted, leaves):
-    """The cluster as an HLO module: leaves are parameters, outputs the root tuple."""
-    number = next(_NUMBER)
-    module_builder = ModuleBuilder(f"cluster_{number}")
-    b = module_builder.computation("main")
-    params = [b.parameter(i, _shape_of(v), f"leaf_{i}") for i, v in enumerate(leaves)]
-    clones: dict[int, HloComputation] = {}
-    built: list[HloInstruction] = []
-
-    def operand(spelled):
-        kind = spelled[0]
-        if kind == "p":
-            return params[spelled[1]]
-        if kind == "t":
-            return b.tuple([operand(s) for s in spelled[1]])
-        instruction = built[spelled[1]]
-        return instruction if spelled[2] is None else b.get_tuple_element(instruction,
-                                                                          spelled[2])
-
-    names = None
-    for node, (_, spelled_operands) in zip(nodes, structure):
-        template = node.instruction
-        attrs = {}
-        for k, v in template.attrs.items():
-            if isinstance(v, HloComputation):
-                if id(v) not in clones:
-                    names = names or _Names()
-                    clones[id(v)] = _clone_deep(v, names)
-                v = clones[id(v)]
-            elif isinstance(v, (list, tuple)) and v and all(isinstance(c, HloComputation)
-                                                           for c in v):
-                names = names or _Names()
-                v = tuple(clones.setdefault(id(c), _clone_deep(c, names)) for c in v)
-            attrs[k] = v
-        built.append(b.add_instruction(template.opcode, [operand(s) for s in spelled_operands],
-                                       shape=template.shape, **attrs))
-    roots = [built[k] if i is None else b.get_tuple_element(built[k], i) for k, i in wanted]
-    root = b.tuple(roots)
-    module = module_builder.build(b.build(root))
-    _dump(module)
-    return module
-
-
-class _Names(NameUniquer):
-    """Fresh names for cloned called computations: a cluster may call reducers
-    traced in different places whose instruction names collide, with each other
-    or with the entry's (`base.N`, which these never are)."""
-
-    def __init__(self):
-        self.used = set()
-        self._counter = itertools.count(1)
-
-    def __call__(self, base: str) -> str:
-        return f"{base.partition('.')[0] or 'instruction'}.called{next(self._counter)}"
-
-
-def _clone_deep(computation: HloComputation, names) -> HloComputation:
-    """A copy of `computation` and everything it calls, freshly named."""
-    inner: dict[int, HloComputation] = {}
-    copy = clone_computation(computation, names)
-    for instruction in copy.instructions:
-        for k, v in list(instruction.attrs.items()):
-            if isinstance(v, HloComputation):
-                if id(v) not in inner:
-                    inner[id(v)] = _clone_deep(v, names)
-                instruction.attrs[k] = inner[id(v)]
-            elif isinstance(v, tuple) and v and all(isinstance(c, HloComputation) for c in v):
-                instruction.attrs[k] = tuple(inner.setdefault(id(c), _clone_deep(c, names))
-                                             for c in v)
-    return copy
-
-
-def _shape_of(value: np.ndarray) -> Shape:
-    return Shape.array(PrimitiveType.from_numpy(value.dtype), value.shape)
-
-
-def _dump(module) -> None:
-    flags = debug_options()
-    if not (flags.xla_clustering_debug and flags.xla_dump_to):
-        return
-    os.makedirs(flags.xla_dump_to, exist_ok=True)
-    with open(os.path.join(flags.xla_dump_to, f"{module.name}.hlo.txt"), "w") as f:
-        f.write(module.to_text())
-    with open(os.path.join(flags.xla_dump_to, "clustering_breaks.txt"), "w") as f:
-        f.write("".join(f"{line}\n" for line in _BREAKS))
-
-
-# -- the interpreted path (tiny clusters) ---------------------------------------------------------
-_EVALUATOR = Evaluator()
-
-
-def _interpret(nodes: list[Node], outputs: list) -> list:
-    """Op by op, as eager mode runs (no compile for a cluster not worth one)."""
-    computed: dict[int, object] = {}
-
-    def value_of(operand):
-        if _is_ref(operand):
-            node, index = operand
-            value = computed[node.order] if node.pending else node.value[index or 0]
-            return value if index is None or not node.pending else value[index]
-        if isinstance(operand, tuple):
-            return tuple(value_of(o) for o in operand)
-        return operand
-
-    for node in nodes:
-        computed[node.order] = _EVALUATOR.evaluate(node.instruction,
-                                                   [value_of(o) for o in node.operands])
-    STATS.interpreted += 1
-    return [computed[n.order] if i is None else computed[n.order][i] for n, i in outputs]
 
 
 # -- the scope -----------------------------------------------------------------------------------

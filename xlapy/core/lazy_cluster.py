@@ -1,0 +1,196 @@
+"""Running one cluster of lazy mode: the recorded nodes as an HLO module
+(leaves become parameters, the held values the root tuple), compiled by the
+CPU backend through the normal pipeline and cached by structure; or, for a
+cluster under `--xla_min_cluster_size`, op by op in the interpreter."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from xlapy.backends import get_backend
+from xlapy.core.lazy_graph import Node, is_ref, signature
+from xlapy.flags import debug_options
+from xlapy.hlo.builder import ModuleBuilder
+from xlapy.hlo.dtypes import PrimitiveType
+from xlapy.hlo.evaluator.evaluator import Evaluator
+from xlapy.hlo.ir import HloComputation, HloInstruction
+from xlapy.hlo.mutation import NameUniquer, clone_computation
+from xlapy.hlo.shape import Shape
+
+
+@dataclass
+class Stats:
+    clusters: int = 0
+    compiles: int = 0
+    cache_hits: int = 0
+    interpreted: int = 0
+    operations: int = 0
+
+
+STATS = Stats()
+"""Counts since the process started: clusters run, compiled, found in the cache."""
+
+
+CACHE: OrderedDict[tuple, object] = OrderedDict()
+CACHE_SIZE = 256
+_NUMBER = itertools.count()
+
+
+def compiled(nodes: list[Node], outputs: list, breaks: list[str]) -> list:
+    """Build (or find) the cluster's executable and run it on the leaves."""
+    leaves: list[np.ndarray] = []
+    leaf_index: dict[int, int] = {}
+    position = {node.order: k for k, node in enumerate(nodes)}
+
+    def spell(operand):
+        if is_ref(operand):
+            node, index = operand
+            if node.pending:
+                return ("n", position[node.order], index)
+            operand = node.value[index or 0]
+        if isinstance(operand, tuple):
+            return ("t", tuple(spell(o) for o in operand))
+        key = id(operand)
+        if key not in leaf_index:
+            leaf_index[key] = len(leaves)
+            leaves.append(operand)
+        return ("p", leaf_index[key])
+
+    structure = tuple((signature(n.instruction), tuple(spell(o) for o in n.operands))
+                      for n in nodes)
+    wanted = tuple((position[n.order], i) for n, i in outputs)
+    avals = tuple((v.shape, v.dtype) for v in leaves)
+    key = (structure, wanted, avals)
+    executable = CACHE.get(key)
+    if executable is None:
+        module = _module(nodes, structure, wanted, leaves, breaks)
+        executable = get_backend("cpu").compile(module, optimize=True)
+        CACHE[key] = executable
+        STATS.compiles += 1
+        if len(CACHE) > CACHE_SIZE:
+            CACHE.popitem(last=False)
+    else:
+        CACHE.move_to_end(key)
+        STATS.cache_hits += 1
+    results = executable.run(list(leaves))
+    return [_as_numpy(r) for r in results]
+
+
+def _as_numpy(value):
+    return tuple(_as_numpy(v) for v in value) if isinstance(value, (tuple, list)) else value
+
+
+def _module(nodes, structure, wanted, leaves, breaks):
+    """The cluster as an HLO module: leaves are parameters, outputs the root tuple."""
+    number = next(_NUMBER)
+    module_builder = ModuleBuilder(f"cluster_{number}")
+    b = module_builder.computation("main")
+    params = [b.parameter(i, _shape_of(v), f"leaf_{i}") for i, v in enumerate(leaves)]
+    clones: dict[int, HloComputation] = {}
+    built: list[HloInstruction] = []
+
+    def operand(spelled):
+        kind = spelled[0]
+        if kind == "p":
+            return params[spelled[1]]
+        if kind == "t":
+            return b.tuple([operand(s) for s in spelled[1]])
+        instruction = built[spelled[1]]
+        return instruction if spelled[2] is None else b.get_tuple_element(instruction,
+                                                                          spelled[2])
+
+    names = None
+    for node, (_, spelled_operands) in zip(nodes, structure):
+        template = node.instruction
+        attrs = {}
+        for k, v in template.attrs.items():
+            if isinstance(v, HloComputation):
+                if id(v) not in clones:
+                    names = names or _Names()
+                    clones[id(v)] = _clone_deep(v, names)
+                v = clones[id(v)]
+            elif isinstance(v, (list, tuple)) and v and all(isinstance(c, HloComputation)
+                                                           for c in v):
+                names = names or _Names()
+                v = tuple(clones.setdefault(id(c), _clone_deep(c, names)) for c in v)
+            attrs[k] = v
+        built.append(b.add_instruction(template.opcode, [operand(s) for s in spelled_operands],
+                                       shape=template.shape, **attrs))
+    roots = [built[k] if i is None else b.get_tuple_element(built[k], i) for k, i in wanted]
+    root = b.tuple(roots)
+    module = module_builder.build(b.build(root))
+    _dump(module, breaks)
+    return module
+
+
+class _Names(NameUniquer):
+    """Fresh names for cloned called computations: a cluster may call reducers
+    traced in different places whose instruction names collide, with each other
+    or with the entry's (`base.N`, which these never are)."""
+
+    def __init__(self):
+        self.used = set()
+        self._counter = itertools.count(1)
+
+    def __call__(self, base: str) -> str:
+        return f"{base.partition('.')[0] or 'instruction'}.called{next(self._counter)}"
+
+
+def _clone_deep(computation: HloComputation, names) -> HloComputation:
+    """A copy of `computation` and everything it calls, freshly named."""
+    inner: dict[int, HloComputation] = {}
+    copy = clone_computation(computation, names)
+    for instruction in copy.instructions:
+        for k, v in list(instruction.attrs.items()):
+            if isinstance(v, HloComputation):
+                if id(v) not in inner:
+                    inner[id(v)] = _clone_deep(v, names)
+                instruction.attrs[k] = inner[id(v)]
+            elif isinstance(v, tuple) and v and all(isinstance(c, HloComputation) for c in v):
+                instruction.attrs[k] = tuple(inner.setdefault(id(c), _clone_deep(c, names))
+                                             for c in v)
+    return copy
+
+
+def _shape_of(value: np.ndarray) -> Shape:
+    return Shape.array(PrimitiveType.from_numpy(value.dtype), value.shape)
+
+
+def _dump(module, breaks: list[str]) -> None:
+    flags = debug_options()
+    if not (flags.xla_clustering_debug and flags.xla_dump_to):
+        return
+    os.makedirs(flags.xla_dump_to, exist_ok=True)
+    with open(os.path.join(flags.xla_dump_to, f"{module.name}.hlo.txt"), "w") as f:
+        f.write(module.to_text())
+    with open(os.path.join(flags.xla_dump_to, "clustering_breaks.txt"), "w") as f:
+        f.write("".join(f"{line}\n" for line in breaks))
+
+
+# -- the interpreted path (tiny clusters) ---------------------------------------------------------
+_EVALUATOR = Evaluator()
+
+
+def interpret(nodes: list[Node], outputs: list) -> list:
+    """Op by op, as eager mode runs (no compile for a cluster not worth one)."""
+    computed: dict[int, object] = {}
+
+    def value_of(operand):
+        if is_ref(operand):
+            node, index = operand
+            value = computed[node.order] if node.pending else node.value[index or 0]
+            return value if index is None or not node.pending else value[index]
+        if isinstance(operand, tuple):
+            return tuple(value_of(o) for o in operand)
+        return operand
+
+    for node in nodes:
+        computed[node.order] = _EVALUATOR.evaluate(node.instruction,
+                                                   [value_of(o) for o in node.operands])
+    STATS.interpreted += 1
+    return [computed[n.order] if i is None else computed[n.order][i] for n, i in outputs]

@@ -1,0 +1,95 @@
+"""The pending graph of lazy mode: recorded operations (`Node`), how their
+operands refer to one another, and the structural signature that decides
+when two recordings are the same program (so a cluster is compiled once)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from xlapy.hlo.ir import HloComputation, HloInstruction
+
+
+@dataclass(eq=False)
+class Node:
+    """One recorded operation: the interpreter's instruction for its signature
+    (shared by every node of that signature) applied to `operands` (Nodes,
+    concrete NumPy values, or tuples of them)."""
+
+    instruction: HloInstruction
+    operands: list
+    weak_type: bool
+    outputs: list = field(default_factory=list)
+    """Weak references to the LazyArrays that hold each result (one per tuple element)."""
+    value: object = None
+    """The result once computed (a tuple for tuple-shaped results); then operands go."""
+    order: int = 0
+
+    @property
+    def pending(self) -> bool:
+        return self.operands is not None
+
+
+def flat_operands(operands):
+    for operand in operands:
+        if isinstance(operand, tuple) and not (len(operand) == 2 and
+                                               isinstance(operand[0], Node)):
+            yield from flat_operands(operand)
+        else:
+            yield operand
+
+
+def refs(operands):
+    """The (node, index) references among `operands`."""
+    for operand in flat_operands(operands):
+        if is_ref(operand):
+            yield operand
+
+
+def is_ref(operand) -> bool:
+    return isinstance(operand, tuple) and len(operand) == 2 and isinstance(operand[0], Node)
+
+
+_SIGNATURES: dict[int, tuple] = {}
+"""id(instruction or computation) -> (the object, kept alive, and its structural key)."""
+
+
+def signature(instruction: HloInstruction):
+    """What makes two recorded instructions the same op: opcode, shape, attributes,
+    called computations by structure (not by name or identity: each eager `grad`
+    traces fresh ones)."""
+    hit = _SIGNATURES.get(id(instruction))
+    if hit is None:
+        if len(_SIGNATURES) > 20000:
+            _SIGNATURES.clear()
+        hit = _SIGNATURES[id(instruction)] = (instruction, (
+            instruction.opcode, instruction.shape.to_text(),
+            tuple((k, _attr_key(v)) for k, v in instruction.attrs.items() if k != "metadata")))
+    return hit[1]
+
+
+def _attr_key(value):
+    if isinstance(value, HloComputation):
+        return computation_signature(value)
+    if isinstance(value, (tuple, list)):
+        return tuple(_attr_key(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
+
+
+def computation_signature(computation: HloComputation) -> tuple:
+    hit = _SIGNATURES.get(id(computation))
+    if hit is None:
+        index = {id(i): k for k, i in enumerate(computation.instructions)}
+        body = tuple((i.opcode, i.shape.to_text(), tuple(index[id(o)] for o in i.operands),
+                      i.parameter_number,
+                      None if i.literal is None else np.asarray(i.literal).tobytes(),
+                      tuple((k, _attr_key(v)) for k, v in i.attrs.items() if k != "metadata"))
+                     for i in computation.instructions)
+        hit = _SIGNATURES[id(computation)] = (computation, (
+            body, index[id(computation.root_instruction)]))
+    return hit[1]
