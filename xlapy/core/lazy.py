@@ -34,7 +34,7 @@ import numpy as np
 
 from xlapy.core import lazy_cluster
 from xlapy.core.array import ConcreteArray
-from xlapy.core.errors import user_frame
+from xlapy.core.errors import where
 from xlapy.core.lazy_cluster import STATS, Stats  # noqa: F401  (lazy.STATS, lazy.Stats)
 from xlapy.core.lazy_graph import Node, flat_operands, refs, signature
 from xlapy.flags import debug_options, register_flag
@@ -136,7 +136,7 @@ class LazyArray(ConcreteArray):
 
     def _concrete(self, why: str) -> np.ndarray:
         if self._value is None and self._node is not None:
-            materialize([self], f"{why}{where_user()}")
+            materialize([self], f"{why}{_at_user()}")
         return self.value
 
     def __array__(self, dtype=None, copy=None):
@@ -209,27 +209,22 @@ def _operand(operand):
     return operand.value
 
 
-def where_user() -> str:
-    frame = user_frame()
-    return f" at {os.path.basename(frame[0])}:{frame[1]}" if frame else ""
+def _at_user() -> str:
+    """` at file.py:12 (in f)`: the user's line a cut happened at ('' if unknown)."""
+    location = where()
+    return f" at {location}" if location else ""
 
 
 def _reader() -> str:
-    """Who needs the value: the xlapy function reading it (an op that cannot be
-    recorded, such as `unique` without `size`) and the user's line."""
+    """Who needs the value: the innermost xlapy function outside core reading it (an
+    op that cannot be recorded, such as `unique` without `size`), and the user's line."""
     frame = sys._getframe(2)
-    inside = None
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if filename.startswith(_PACKAGE_DIR):
-            if inside is None and not filename.startswith(_CORE_DIR):
-                inside = f"{frame.f_code.co_name} ({os.path.basename(filename)})"
-        elif not filename.startswith("<frozen"):
-            break
+    while frame is not None and frame.f_code.co_filename.startswith(_CORE_DIR):
         frame = frame.f_back
-    user = f" at {os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}" \
-        if frame is not None else ""
-    return f"{inside or 'a value'} needs the value{user}"
+    inside = "a value"
+    if frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        inside = f"{frame.f_code.co_name} ({os.path.basename(frame.f_code.co_filename)})"
+    return f"{inside} needs the value{_at_user()}"
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -370,5 +365,5 @@ def block_until_ready(tree):
     visit(tree)
     pending = [a for a in arrays if a._value is None and a._node is not None]
     if pending:
-        materialize(pending, f"block_until_ready{where_user()}")
+        materialize(pending, f"block_until_ready{_at_user()}")
     return tree

@@ -19,7 +19,7 @@ from xlapy.hlo.builder import ModuleBuilder
 from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.ir import HloComputation, HloInstruction
-from xlapy.hlo.mutation import NameUniquer, clone_computation
+from xlapy.hlo.mutation import clone_computation
 from xlapy.hlo.shape import Shape
 
 
@@ -128,13 +128,12 @@ def _module(nodes, structure, wanted, leaves, breaks):
     return module
 
 
-class _Names(NameUniquer):
-    """Fresh names for cloned called computations: a cluster may call reducers
-    traced in different places whose instruction names collide, with each other
-    or with the entry's (`base.N`, which these never are)."""
+class _Names:
+    """Fresh names for cloned called computations (what `clone_computation` asks
+    for): a cluster may call reducers traced in different places whose names
+    collide, with each other or with the entry's (`base.N`, which these never are)."""
 
     def __init__(self):
-        self.used = set()
         self._counter = itertools.count(1)
 
     def __call__(self, base: str) -> str:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import xlapy
 import xlapy.numpy as xnp
+from benchmarks.gpu_suite import layernorm, softmax
 from tests.hlo.corpus_cases import CASES
 from tests.hlo.test_corpus import FILES, IDS
 from xlapy import lax
@@ -95,18 +96,7 @@ def test_random_program(seed):
 
 
 # -- the reduction emitters ------------------------------------------------------------
-def _softmax(x):
-    e = xnp.exp(x - xnp.max(x, axis=-1, keepdims=True))
-    return e / xnp.sum(e, axis=-1, keepdims=True)
-
-
-def _layernorm(x):
-    mean = xnp.mean(x, axis=-1, keepdims=True)
-    var = xnp.mean((x - mean) ** 2, axis=-1, keepdims=True)
-    return (x - mean) / xnp.sqrt(var + 1e-5)
-
-
-@pytest.mark.parametrize("fn, most", [(_softmax, 2), (_layernorm, 3)],
+@pytest.mark.parametrize("fn, most", [(softmax, 2), (layernorm, 3)],
                          ids=["softmax", "layernorm"])
 def test_row_reductions_are_block_kernels_with_shuffles(fn, most):
     x = np.random.default_rng(0).standard_normal((37, 300)).astype(np.float32)
@@ -219,7 +209,7 @@ def test_random_bits():
 def test_dumps_write_ptx_and_llvm_ir(tmp_path):
     x = np.ones((4, 8), np.float32)
     flags = parse_flags(f"--xla_dump_to={tmp_path}")
-    compiler.compile_program(_lowered(_softmax, x), flags)
+    compiler.compile_program(_lowered(softmax, x), flags)
     names = [p.name for p in tmp_path.iterdir()]
     assert any(n.endswith(".ptx") for n in names), names
     assert any(n.endswith(".ir-no-opt.ll") for n in names), names
@@ -230,7 +220,7 @@ def test_dumps_write_ptx_and_llvm_ir(tmp_path):
 
 def test_target_flag():
     x = np.ones((4, 8), np.float32)
-    module = _lowered(_softmax, x)
+    module = _lowered(softmax, x)
     assert ".target sm_90" in compiler.compile_program(
         module, parse_flags("--xla_gpu_target=sm_90")).ptx
     with pytest.raises(CompileError, match="sm_12345"):
@@ -240,11 +230,11 @@ def test_target_flag():
 @pytest.mark.skipif(driver.available(), reason="checks the message of a machine without a GPU")
 def test_running_without_a_gpu_says_what_is_missing():
     x = np.ones((4, 8), np.float32)
-    executable = get_backend("gpu").compile(_lowered(_softmax, x))
+    executable = get_backend("gpu").compile(_lowered(softmax, x))
     with pytest.raises(driver.GpuUnavailable, match="compiled for the GPU"):
         executable.execute(x)
     with pytest.raises(driver.GpuUnavailable):
-        xlapy.execute(_lowered(_softmax, x), [x], backend="gpu")
+        xlapy.execute(_lowered(softmax, x), [x], backend="gpu")
     assert "gpu" not in xlapy.devices() and "gpu" in xlapy.available_backends()
 
 

@@ -205,9 +205,7 @@ class Codegen:
         timed = self.profile is not None and computation is self.hlo.entry_computation
         for instruction in computation.instructions:
             op = instruction.opcode
-            if op in lowering.NO_CODE:
-                continue
-            if op in (Op.BITCAST, Op.RESHAPE, Op.COPY) and self._aliases_operand(instruction):
+            if not lowering.needs_code(instruction, self.assignment):
                 continue
             slot = self.profile.begin(instruction.name) if timed else None
             if op in lowering.CONTROL_FLOW:
@@ -217,11 +215,6 @@ class Codegen:
             if timed:
                 self.profile.end(slot)
                 self.profiled.append(instruction)
-
-    def _aliases_operand(self, instruction) -> bool:
-        if instruction.shape.is_tuple:
-            return False
-        return self.slice_of(instruction) == self.assignment.slice_of(instruction.operands[0])
 
     def emit_instruction(self, instruction: HloInstruction) -> None:
         """Native code for `instruction`, or a call to the evaluator where the

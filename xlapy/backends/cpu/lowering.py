@@ -47,6 +47,19 @@ NO_CODE = frozenset({Op.PARAMETER, Op.CONSTANT, Op.GET_TUPLE_ELEMENT, Op.TUPLE,
 
 CONTROL_FLOW = frozenset({Op.WHILE, Op.CONDITIONAL, Op.CALL})
 
+
+def needs_code(instruction, assignment) -> bool:
+    """False for an op without code of its own (`NO_CODE`), and for a bitcast,
+    reshape or copy that buffer assignment placed in its operand's own buffer:
+    what both the CPU and the GPU backend skip when they walk a computation."""
+    op = instruction.opcode
+    if op in NO_CODE:
+        return False
+    if op in (Op.BITCAST, Op.RESHAPE, Op.COPY) and not instruction.shape.is_tuple:
+        own = assignment.slice_of(instruction)
+        return own is None or own != assignment.slice_of(instruction.operands[0])
+    return True
+
 LOOP_OPS = frozenset(ELEMENTWISE | {
     Op.BROADCAST, Op.TRANSPOSE, Op.RESHAPE, Op.SLICE, Op.PAD, Op.CONCATENATE, Op.REVERSE,
     Op.IOTA, Op.DYNAMIC_SLICE, Op.DYNAMIC_UPDATE_SLICE, Op.COPY, Op.REDUCE, Op.DOT,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from xlapy.analysis.buffer_assignment import BufferAssignment, Slice
+from xlapy.backends.cpu import lowering as cpu_lowering
 from xlapy.backends.gpu import library_kernels, loop_kernel, lowering
 from xlapy.backends.gpu.thunks import (
     ConditionalThunk,
@@ -111,9 +112,7 @@ class GpuEmitter:
         thunks: list = []
         for instruction in computation.instructions:
             op = instruction.opcode
-            if op in lowering.NO_CODE:
-                continue
-            if op in (Op.BITCAST, Op.RESHAPE, Op.COPY) and self._aliases_operand(instruction):
+            if not cpu_lowering.needs_code(instruction, self.assignment):
                 continue
             try:
                 thunks += self.emit_instruction(instruction)
@@ -126,11 +125,6 @@ class GpuEmitter:
                 raise CompileError(f"{instruction.name}: the GPU backend cannot compile "
                                    f"{op.value}: {e}") from e
         return thunks
-
-    def _aliases_operand(self, instruction) -> bool:
-        if instruction.shape.is_tuple:
-            return False
-        return self.slice_of(instruction) == self.assignment.slice_of(instruction.operands[0])
 
     def emit_instruction(self, instruction: HloInstruction) -> list:
         op = instruction.opcode

@@ -12,7 +12,7 @@ from xlapy.hlo.evaluator.rules import NOT_INTERPRETED
 from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import Opcode as Op
 
-NO_CODE = cpu_lowering.NO_CODE - {Op.PARTITION_ID, Op.REPLICA_ID}
+NO_CODE = cpu_lowering.NO_CODE
 CONTROL_FLOW = cpu_lowering.CONTROL_FLOW
 KERNEL_OPS = frozenset(cpu_lowering.LOOP_OPS | {Op.FUSION, Op.GATHER, Op.CONVOLUTION,
                                                 Op.REDUCE_WINDOW})
