@@ -107,6 +107,55 @@ def test_a_repeated_step_compiles_once():
     np.testing.assert_allclose(float(loss), float(eager_loss), rtol=1e-5)
 
 
+def test_a_loop_that_never_reads_runs_each_iteration_as_one_cached_cluster():
+    """The demo reads its loss every 50 steps: the pending graph is cut where an
+    iteration begins again, so every cluster is one step, compiled once."""
+    w = _x(6, (5, 3))
+    x = _x(7, (8, 5))
+
+    def step(w):   # some 14 operations: more than a cut needs (lazy._ITERATION_MIN)
+        loss, g = xlapy.value_and_grad(
+            lambda w: xnp.mean(xnp.tanh(x @ w + 0.5) ** 2) + xnp.max(w) * 0.1)(w)
+        return w - 0.1 * g, loss
+
+    eager_w = w
+    for _ in range(12):
+        eager_w, _ = step(eager_w)
+    with xlapy.jit_scope():
+        lazy_w = w
+        for _ in range(2):   # warm-up
+            lazy_w, loss = step(lazy_w)
+        float(loss)
+        start = _stats()
+        for _ in range(10):
+            lazy_w, loss = step(lazy_w)
+        float(loss)
+        assert lazy.STATS.compiles == start.compiles
+        assert lazy.STATS.clusters - start.clusters == 10
+        assert sum("next iteration began" in b for b in lazy.breaks()[-10:]) == 9
+    np.testing.assert_allclose(np.asarray(lazy_w), np.asarray(eager_w), rtol=1e-5)
+
+
+def test_an_update_in_place_reuses_the_dead_value_buffer():
+    """`w = w * 0.5 + 1` in a loop: the buffer of the value two steps back is dead
+    and is written again, so a 2 MiB parameter takes two buffers, not one per step."""
+    w = xnp.asarray(np.ones((512, 1024), np.float32))
+    addresses = []
+    with xlapy.jit_scope():
+        for _ in range(12):
+            w = w * 0.5 + 1.0
+            xlapy.block_until_ready(w)
+            addresses.append(np.asarray(w).__array_interface__["data"][0])
+        kept = np.asarray(w)          # a value the program holds is never reused ...
+        w = w * 0.5 + 1.0
+        xlapy.block_until_ready(w)
+        w = w * 0.5 + 1.0
+        xlapy.block_until_ready(w)
+    assert len(set(addresses[2:])) == 2, addresses
+    np.testing.assert_allclose(kept, 2.0 - 0.5 ** 12, rtol=1e-6)   # ... nor overwritten
+    np.testing.assert_allclose(np.asarray(w), 2.0 - 0.5 ** 14, rtol=1e-6)
+
+
 def test_values_not_used_again_are_fused_away():
     with xlapy.jit_scope():
         x = _x(6)

@@ -1,6 +1,6 @@
-"""`xlapy demo` at a tiny size: both models train op by op and compiled, on
-MNIST IDX files the test writes and on scikit-learn's digits, and the demo
-reports accuracy, speed, kernels, memory, dumps and a valid timeline."""
+"""`xlapy demo` at a tiny size: both models train op by op, auto-clustered and
+compiled, on MNIST IDX files the test writes and on scikit-learn's digits, and
+the demo reports accuracy, speed, kernels, memory, dumps and a valid timeline."""
 
 import json
 
@@ -26,6 +26,9 @@ def test_demo_on_idx_files(tmp_path, capsys):
     for model in ("softmax regression", "MLP 784-8-10"):
         assert f"{model}, compiled step:" in out
     assert out.count("op by op") >= 2 and out.count("compiled") >= 2
+    assert out.count(" clustered ") == 2
+    assert "clusters compiled after two warm-up steps: softmax regression 0, MLP 784-8-10 0" \
+        in out
     assert "kernels, peak temporary memory" in out
     trace = json.loads((tmp_path / "out" / "timeline.ctf.json").read_text())
     kernels = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["cat"] != "call"]
@@ -44,8 +47,9 @@ def test_demo_timeline_option_and_accuracy_on_digits(tmp_path, capsys):
     assert "scikit-learn" in out
     assert json.loads(timeline.read_text())["traceEvents"]
     accuracies = [float(line.split("%")[0].split()[-1]) for line in out.splitlines()
-                  if line.strip().startswith(("softmax", "MLP", "compiled")) and "%" in line]
-    assert len(accuracies) == 4
+                  if line.strip().startswith(("softmax", "MLP", "clustered", "compiled"))
+                  and "%" in line]
+    assert len(accuracies) == 6
     assert min(accuracies) > 80          # 150 small steps already classify most digits
 
 
@@ -66,11 +70,14 @@ def test_demo_truncated_file_is_a_message(tmp_path, capsys):
 
 
 def test_compiled_and_eager_agree(tmp_path, capsys):
-    """Both modes train on the same batches, so they reach the same accuracy."""
+    """The three modes (op by op, auto-clustered, compiled) train on the same batches,
+    so they reach the same accuracy."""
     data = tmp_path / "mnist"
     data.mkdir()
     fake_mnist(data, n_train=40, n_test=10)
     assert main(tiny_args(tmp_path, "--data-dir", str(data))) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if "%" in line]
     accuracies = np.array([float(r.split("%")[0].split()[-1]) for r in rows])
-    assert accuracies[0] == accuracies[1] and accuracies[2] == accuracies[3]
+    assert len(accuracies) == 6
+    for model in accuracies.reshape(2, 3):
+        assert model[0] == model[1] == model[2]

@@ -67,7 +67,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     outputs = None
     if recording.values is None and current_trace() is None and lazy.active():
         try:
-            outputs, pullback = lazy_vjp(recording.computation, recording.operands, mask)
+            outputs, pullback = lazy_vjp(recording.computation, recording.operands, mask,
+                                         recording.pending)
         except (CompileError, TypeError):   # needs known values (or has a token):
             # record concretely and replay, as outside lazy mode
             recording = record(fun, flat, in_tree, name, concrete=True)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from xlapy.autodiff import api
 from xlapy.autodiff.rules._util import instantiate, zeros_like
 from xlapy.autodiff.tape import CUSTOM_JVP, CUSTOM_VJP, STOP_GRADIENT, evaluate, frontend_attributes
+from xlapy.core import lazy, lazy_capture
 from xlapy.core.pytree import tree_flatten, tree_map, tree_unflatten
 from xlapy.core.subtrace import ShapedArray, trace_function
 from xlapy.core.trace import as_array, bind, current_trace
@@ -28,8 +29,8 @@ def stop_gradient(x):
     """`x`, as a constant to differentiation: its cotangent and tangent are zero."""
     def stop(leaf):
         leaf = as_array(leaf)
-        if current_trace() is None:
-            return leaf
+        if current_trace() is None and not lazy.active():
+            return leaf     # (lazily, the marked copy is recorded: grad may cut it out)
         return bind(Opcode.COPY, [leaf],
                     {"frontend_attributes": frontend_attributes(**{STOP_GRADIENT: "true"})},
                     name="stop_gradient")
@@ -49,6 +50,7 @@ class _CustomFunction:
 
     def __call__(self, *args):
         if current_trace() is None:
+            lazy_capture.taint()   # its rule is only kept in a trace: grad traces instead
             return self.fun(*args)
         static = {i: args[i] for i in self.nondiff_argnums}
         dynamic = tuple(a for i, a in enumerate(args) if i not in static)

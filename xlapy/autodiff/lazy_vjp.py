@@ -38,8 +38,10 @@ def _derivative(computation: HloComputation, active: list[bool]) -> HloComputati
     return hit
 
 
-def lazy_vjp(computation: HloComputation, operands: list, active: list[bool]):
-    """(outputs, pullback) as `reverse.vjp_computation` gives them, recorded as calls.
+def lazy_vjp(computation: HloComputation, operands: list, active: list[bool],
+             outputs: list | None = None):
+    """(outputs, pullback) as `reverse.vjp_computation` gives them, recorded as
+    calls; `outputs` are the forward results where they are already pending.
     Raises CompileError where the recording cannot be differentiated as a whole
     (a rule needs a value only a concrete recording knows; a token output): the
     caller then records concretely and replays."""
@@ -48,8 +50,9 @@ def lazy_vjp(computation: HloComputation, operands: list, active: list[bool]):
     if any(not s.is_array for s in leaves):
         raise CompileError(f"{computation.name}: an output that is not an array")
     derivative = _derivative(computation, active)
-    outputs = bind(Opcode.CALL, list(operands), {"to_apply": computation})
-    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    if outputs is None:
+        outputs = bind(Opcode.CALL, list(operands), {"to_apply": computation})
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
 
     def pullback(cotangents):
         cts = [zeros_like(o) if c is None else c for c, o in zip(cotangents, outputs)]

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from xlapy.autodiff.tape import known_value
-from xlapy.core import lazy
+from xlapy.core import lazy, lazy_capture
 from xlapy.core.array import Array, ConcreteArray
 from xlapy.core.errors import ConcretizationError
 from xlapy.core.pytree import TreeDef, tree_flatten, tree_unflatten
@@ -36,6 +36,7 @@ class Recording:
     out_tree: TreeDef
     out_weak: list[bool]
     values: dict[int, Any] | None  # recorded values (concrete recordings only)
+    pending: list | None = None    # the outputs, still pending (recordings taken lazily)
 
     @property
     def operands(self) -> list[Array]:
@@ -46,14 +47,21 @@ def record(fun: Callable, flat_args: list, in_tree: TreeDef, name: str,
            concrete: bool | None = None) -> Recording:
     """Trace `fun(*tree_unflatten(in_tree, flat_args))` into a new computation.
 
-    In lazy mode (outside jit) the function is first traced abstractly, so the
-    derivative joins the pending graph instead of cutting it; only a function
-    that needs its values (Python control flow on them), or `concrete=True`, is
-    recorded concretely."""
+    In lazy mode (outside jit) the function's operations are recorded into the
+    pending graph and cut out of it (`lazy_capture`), so the derivative joins
+    the pending graph instead of cutting it; where that cannot stand for the
+    function it is traced abstractly, and only a function that needs its
+    values (Python control flow on them), or `concrete=True`, is recorded
+    concretely."""
     parent = current_trace()
     if concrete:
         return _record(fun, flat_args, in_tree, name, concrete=parent is None or parent.concrete)
     if parent is None and lazy.active():
+        args = [as_array(a) for a in flat_args]
+        captured = lazy_capture.capture(fun, args, in_tree, name)
+        if captured is not None:
+            return Recording(captured.computation, args, captured.captures, captured.out_tree,
+                             [o.weak_type for o in captured.outputs], None, captured.outputs)
         try:
             recording = _record(fun, flat_args, in_tree, name, concrete=False)
             if not any(i.shape.is_token for i in recording.computation.instructions):

@@ -36,9 +36,12 @@ from xlapy.core import lazy_cluster
 from xlapy.core.array import ConcreteArray
 from xlapy.core.errors import where
 from xlapy.core.lazy_cluster import STATS, Stats  # noqa: F401  (lazy.STATS, lazy.Stats)
-from xlapy.core.lazy_graph import Node, flat_operands, refs, signature
+from xlapy.core.lazy_graph import Node, is_ref, refs, signature
 from xlapy.flags import debug_options, register_flag
+from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.ir import HloInstruction
+from xlapy.hlo.opcode import Opcode
+from xlapy.hlo.shape import Shape
 
 register_flag("xla_auto_jit", "int", 0,
               "auto-clustering of eager code (TF's --tf_xla_auto_jit): 1 or 2 records eager "
@@ -55,6 +58,9 @@ register_flag("xlapy_lazy_max_pending", "int", 1024,
 class _State(threading.local):
     def __init__(self):
         self.scopes = 0
+        self.cuts_held = 0       # a recording is being cut out of the graph: no cluster runs
+        self.log: list | None = None   # nodes made, for a recording being learned
+        self.cut_due: int | None = None   # a loop's next iteration starts at this node
 
 
 _STATE = _State()
@@ -64,19 +70,23 @@ def active() -> bool:
     """Whether eager operations are recorded (a jit_scope, or --xla_auto_jit).
     Every eager op asks, so the flag is looked up by the raw environment value
     (50 ns) rather than parsed options (1 µs)."""
-    if _STATE.scopes > 0:
-        return True
+    return _STATE.scopes > 0 or _settings()[0]
+
+
+def _settings() -> tuple[bool, int]:
+    """(--xla_auto_jit on, --xlapy_lazy_max_pending), by the raw XLAPY_FLAGS."""
     raw = _ENVIRON.get(_KEY)
-    on = _AUTO_JIT.get(raw)
-    if on is None:
-        on = _AUTO_JIT[raw] = debug_options().xla_auto_jit > 0
-    return on
+    hit = _SETTINGS.get(raw)
+    if hit is None:
+        options = debug_options()
+        hit = _SETTINGS[raw] = (options.xla_auto_jit > 0, options.xlapy_lazy_max_pending)
+    return hit
 
 
 _ENVIRON = getattr(os.environ, "_data", os.environ)
 """The process environment as stored (bytes on POSIX), read without conversions."""
 _KEY = b"XLAPY_FLAGS" if _ENVIRON is not os.environ else "XLAPY_FLAGS"
-_AUTO_JIT: dict = {}
+_SETTINGS: dict = {}
 
 
 # -- the pending graph ------------------------------------------------------------------------
@@ -187,18 +197,60 @@ def recordable(instruction: HloInstruction) -> bool:
 def record(instruction: HloInstruction, operands, weak_type: bool):
     """A LazyArray (a tuple of them for a tuple shape) for `instruction` applied to
     `operands` (xlapy Arrays, or tuples of them)."""
-    node = Node(instruction, [_operand(o) for o in operands], weak_type, order=next(_ORDER))
+    return add_node(instruction, [_operand(o) for o in operands], weak_type)[1]
+
+
+def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
+             may_begin_iteration: bool = True):
+    """(the node, its LazyArray or tuple of them) for `instruction` applied to
+    operands already spelled as nodes hold them ((node, index) or values)."""
+    state = _STATE
+    if state.cut_due is not None and not state.cuts_held:
+        _cut_iteration()
+    node = Node(instruction, operands, weak_type, next(_ORDER))
     shape = instruction.shape
     if shape.is_tuple:
         arrays = tuple(LazyArray(node, i, s.dimensions, np.dtype(s.dtype), weak_type)
                        for i, s in enumerate(shape.tuple_shapes))
+        node.outputs = [weakref.ref(a) for a in arrays]
     else:
-        arrays = (LazyArray(node, None, shape.dimensions, np.dtype(shape.dtype), weak_type),)
-    node.outputs = [weakref.ref(a) for a in arrays]
-    _PENDING[node.order] = node
-    if len(_PENDING) >= debug_options().xlapy_lazy_max_pending:
+        arrays = LazyArray(node, None, shape.dimensions, np.dtype(shape.dtype), weak_type)
+        node.outputs.append(weakref.ref(arrays))
+    if state.log is not None:
+        state.log.append(node)
+    pending = _PENDING
+    if len(pending) >= _ITERATION_MIN and state.cut_due is None and may_begin_iteration and \
+            pending[next(iter(pending))].instruction is instruction:
+        state.cut_due = node.order
+    pending[node.order] = node
+    if len(pending) >= _settings()[1]:
         _flush_a_prefix()
-    return arrays if shape.is_tuple else arrays[0]
+    return node, arrays
+
+
+_ITERATION_MIN = 8
+"""A repeat of the first pending operation this many operations on starts a
+loop's next iteration (smaller programs are not worth a cut)."""
+
+
+def _cut_iteration() -> None:
+    """A loop records the same operations every iteration, so when the first
+    pending one is recorded again the iterations before run as one cluster:
+    a loop that never reads a value compiles its step once, instead of
+    waiting for --xlapy_lazy_max_pending and compiling a cluster of many."""
+    due, _STATE.cut_due = _STATE.cut_due, None
+    nodes = []
+    for order, node in _PENDING.items():
+        if order >= due:
+            break
+        nodes.append(node)
+    _run(nodes, "the loop's next iteration began (the first pending operation recorded "
+         "again)")
+
+
+def operand_of(operand):
+    """An Array as a node holds it: (node, index) while pending, else its value."""
+    return _operand(operand)
 
 
 def _operand(operand):
@@ -231,6 +283,49 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _CORE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+# -- stand-ins: where a recording being cut out of the graph starts ---------------------------
+_STAND_INS: dict[tuple, HloInstruction] = {}
+
+
+def stand_in(arg) -> LazyArray:
+    """A pending copy of `arg`. A recording made on stand-ins cannot depend on
+    the arguments' values (reading one runs a cluster, which the caller sees),
+    and its operations are told apart from older ones by these nodes."""
+    key = (tuple(arg.shape), np.dtype(arg.dtype))
+    instruction = _STAND_INS.get(key)
+    if instruction is None:
+        shape = Shape.array(PrimitiveType.from_numpy(key[1]), key[0])
+        parameter = HloInstruction(Opcode.PARAMETER, shape, name="operand.0", parameter_number=0)
+        instruction = _STAND_INS[key] = HloInstruction(Opcode.COPY, shape, [parameter],
+                                                       name="copy")
+    return add_node(instruction, [_operand(arg)], arg.weak_type, may_begin_iteration=False)[1]
+
+
+def unmark(copies: list[Node], start: int) -> None:
+    """Point the operations recorded after `start` at the stand-ins' arguments
+    themselves and drop the copies from the pending graph (a handle kept on a
+    stand-in still works: its node keeps its operand)."""
+    sources = {n.order: n.operands[0] for n in copies if n is not None and n.pending}
+    if not sources:
+        return
+    for order in reversed(_PENDING):
+        if order <= start:
+            break
+        node = _PENDING[order]
+        if order not in sources:
+            node.operands = [_redirect(o, sources) for o in node.operands]
+    for order in sources:
+        _PENDING.pop(order, None)
+
+
+def _redirect(operand, sources):
+    if is_ref(operand):
+        return sources.get(operand[0].order, operand)
+    if isinstance(operand, tuple):
+        return tuple(_redirect(o, sources) for o in operand)
+    return operand
+
+
 # -- cutting and running clusters ---------------------------------------------------------------
 _BREAKS: list[str] = []
 _MAX_BREAKS = 1000
@@ -248,6 +343,7 @@ def flush(reason: str = "sync") -> None:
     if held:
         materialize(held[:1], reason)
     _PENDING.clear()
+    _STATE.cut_due = None
 
 
 def _flush_a_prefix() -> None:
@@ -274,6 +370,8 @@ def materialize(arrays: list[LazyArray], reason: str) -> None:
     arrays += [a for node in list(_PENDING.values()) for ref in node.outputs
                if (a := ref()) is not None and a._value is None]
     _run(_cluster(arrays), reason)
+    _PENDING.clear()   # what is left, nothing holds: it would only join the next cluster
+    _STATE.cut_due = None
 
 
 def _run(nodes: list[Node], reason: str) -> None:
@@ -326,12 +424,15 @@ def _cluster(arrays) -> list[Node]:
     stack = [a._node for a in arrays if a._value is None and a._node is not None]
     while stack:
         node = stack.pop()
-        if node.order in seen or not node.pending:
+        if node.order in seen or node.operands is None:
             continue
         seen[node.order] = node
-        for operand in flat_operands(node.operands):
-            if isinstance(operand, tuple) and len(operand) == 2 and isinstance(operand[0], Node):
-                stack.append(operand[0])
+        for operand in node.operands:
+            if type(operand) is tuple:
+                if len(operand) == 2 and type(operand[0]) is Node:
+                    stack.append(operand[0])
+                else:
+                    stack.extend(ref[0] for ref in refs(operand))
     return [seen[k] for k in sorted(seen)]
 
 
@@ -351,19 +452,20 @@ def jit_scope():
 
 def block_until_ready(tree):
     """Compute every pending value of `tree` (arrays, or containers of them)."""
-    arrays = []
-
-    def visit(x):
-        if isinstance(x, LazyArray):
-            arrays.append(x)
-        elif isinstance(x, (list, tuple)):
-            for y in x:
-                visit(y)
-        elif isinstance(x, dict):
-            for y in x.values():
-                visit(y)
-    visit(tree)
+    arrays: list = []
+    _lazy_leaves(tree, arrays)
     pending = [a for a in arrays if a._value is None and a._node is not None]
     if pending:
         materialize(pending, f"block_until_ready{_at_user()}")
     return tree
+
+
+def _lazy_leaves(x, found: list) -> None:
+    if isinstance(x, LazyArray):
+        found.append(x)
+    elif isinstance(x, (list, tuple)):
+        for y in x:
+            _lazy_leaves(y, found)
+    elif isinstance(x, dict):
+        for y in x.values():
+            _lazy_leaves(y, found)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xlapy.backends import get_backend
-from xlapy.core.lazy_graph import Node, is_ref, signature
+from xlapy.core.lazy_graph import Node, is_ref, spell
 from xlapy.flags import debug_options
 from xlapy.hlo.builder import ModuleBuilder
 from xlapy.hlo.dtypes import PrimitiveType
@@ -45,30 +45,27 @@ def compiled(nodes: list[Node], outputs: list, breaks: list[str]) -> list:
     """Build (or find) the cluster's executable and run it on the leaves."""
     leaves: list[np.ndarray] = []
     leaf_index: dict[int, int] = {}
-    position = {node.order: k for k, node in enumerate(nodes)}
 
-    def spell(operand):
-        if is_ref(operand):
+    def leaf(operand) -> int:
+        if is_ref(operand):   # a node computed by an earlier cluster
             node, index = operand
-            if node.pending:
-                return ("n", position[node.order], index)
             operand = node.value[index or 0]
-        if isinstance(operand, tuple):
-            return ("t", tuple(spell(o) for o in operand))
         key = id(operand)
         if key not in leaf_index:
             leaf_index[key] = len(leaves)
             leaves.append(operand)
-        return ("p", leaf_index[key])
+        return leaf_index[key]
 
-    structure = tuple((signature(n.instruction), tuple(spell(o) for o in n.operands))
-                      for n in nodes)
+    structure = spell(nodes, leaf)
+    position = {node.order: k for k, node in enumerate(nodes)}
     wanted = tuple((position[n.order], i) for n, i in outputs)
     avals = tuple((v.shape, v.dtype) for v in leaves)
     key = (structure, wanted, avals)
     executable = CACHE.get(key)
     if executable is None:
-        module = _module(nodes, structure, wanted, leaves, breaks)
+        module = build_module(f"cluster_{next(_NUMBER)}", nodes, structure, wanted,
+                              [_shape_of(v) for v in leaves])
+        _dump(module, breaks)
         executable = get_backend("cpu").compile(module, optimize=True)
         CACHE[key] = executable
         STATS.compiles += 1
@@ -85,12 +82,12 @@ def _as_numpy(value):
     return tuple(_as_numpy(v) for v in value) if isinstance(value, (tuple, list)) else value
 
 
-def _module(nodes, structure, wanted, leaves, breaks):
-    """The cluster as an HLO module: leaves are parameters, outputs the root tuple."""
-    number = next(_NUMBER)
-    module_builder = ModuleBuilder(f"cluster_{number}")
+def build_module(name: str, nodes, structure, wanted, leaf_shapes: list[Shape]):
+    """Recorded nodes as an HLO module: leaves are parameters, the `wanted`
+    (position, tuple index) results the root tuple."""
+    module_builder = ModuleBuilder(name)
     b = module_builder.computation("main")
-    params = [b.parameter(i, _shape_of(v), f"leaf_{i}") for i, v in enumerate(leaves)]
+    params = [b.parameter(i, s, f"leaf_{i}") for i, s in enumerate(leaf_shapes)]
     clones: dict[int, HloComputation] = {}
     built: list[HloInstruction] = []
 
@@ -122,10 +119,7 @@ def _module(nodes, structure, wanted, leaves, breaks):
         built.append(b.add_instruction(template.opcode, [operand(s) for s in spelled_operands],
                                        shape=template.shape, **attrs))
     roots = [built[k] if i is None else b.get_tuple_element(built[k], i) for k, i in wanted]
-    root = b.tuple(roots)
-    module = module_builder.build(b.build(root))
-    _dump(module, breaks)
-    return module
+    return module_builder.build(b.build(b.tuple(roots)))
 
 
 class _Names:

@@ -4,27 +4,29 @@ when two recordings are the same program (so a cluster is compiled once)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from xlapy.hlo.ir import HloComputation, HloInstruction
 
 
-@dataclass(eq=False)
 class Node:
     """One recorded operation: the interpreter's instruction for its signature
     (shared by every node of that signature) applied to `operands` (Nodes,
-    concrete NumPy values, or tuples of them)."""
+    concrete NumPy values, or tuples of them). A plain slotted class: lazy
+    mode makes one per eager operation."""
 
-    instruction: HloInstruction
-    operands: list
-    weak_type: bool
-    outputs: list = field(default_factory=list)
-    """Weak references to the LazyArrays that hold each result (one per tuple element)."""
-    value: object = None
-    """The result once computed (a tuple for tuple-shaped results); then operands go."""
-    order: int = 0
+    __slots__ = ("instruction", "operands", "weak_type", "outputs", "value", "order")
+
+    def __init__(self, instruction: HloInstruction, operands: list, weak_type: bool,
+                 order: int = 0):
+        self.instruction = instruction
+        self.operands = operands
+        self.weak_type = weak_type
+        self.outputs: list = []
+        """Weak references to the LazyArrays that hold each result (one per tuple element)."""
+        self.value = None
+        """The result once computed (a list, one per tuple element); then operands go."""
+        self.order = order
 
     @property
     def pending(self) -> bool:
@@ -49,6 +51,30 @@ def refs(operands):
 
 def is_ref(operand) -> bool:
     return isinstance(operand, tuple) and len(operand) == 2 and isinstance(operand[0], Node)
+
+
+def spell(nodes: list[Node], leaf) -> tuple:
+    """The structure of `nodes` (in recording order) as a hashable key, and the
+    recipe a module is built from: per node, its instruction's signature and
+    its operands spelled ("n", position, tuple index) for a node among them,
+    ("t", parts) for a tuple, ("p", leaf(operand)) for anything else (a leaf
+    numbered by the caller: a parameter of the module)."""
+    position = {node.order: k for k, node in enumerate(nodes)}
+    return tuple((signature(n.instruction), tuple([_spell(o, position, leaf) for o in n.operands]))
+                 for n in nodes)
+
+
+def _spell(operand, position: dict, leaf):
+    # (a module function, not a recursive closure: such a closure is a reference
+    # cycle that would keep the cluster's leaves alive until the next full collection)
+    if type(operand) is tuple:
+        if len(operand) == 2 and type(operand[0]) is Node:
+            k = position.get(operand[0].order)
+            if k is not None:
+                return ("n", k, operand[1])
+        else:
+            return ("t", tuple(_spell(o, position, leaf) for o in operand))
+    return ("p", leaf(operand))
 
 
 _SIGNATURES: dict[int, tuple] = {}

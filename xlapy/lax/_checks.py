@@ -89,9 +89,26 @@ def common_dtype(arrays: Sequence[Array], name: str) -> list[Array]:
 
 def inferred_shape(name: str, opcode: Opcode, operands: Sequence[Array], attrs: dict,
                    declared: Shape | None = None) -> Shape:
-    """The result shape of `opcode`, or a TypeError from lax.`name` saying why not."""
+    """The result shape of `opcode`, or a TypeError from lax.`name` saying why not.
+    Remembered per signature: eager and lazy code ask the same question every step."""
     try:
-        return shape_inference.infer_shape(opcode, [o.hlo_shape for o in operands], attrs,
-                                           declared)
+        key = (opcode, tuple((o.shape, o.dtype) for o in operands), tuple(attrs.items()),
+               declared)
+        hit = _INFERRED.get(key)
+    except TypeError:   # an unhashable attribute
+        key, hit = None, None
+    if hit is not None:
+        return hit
+    try:
+        shape = shape_inference.infer_shape(opcode, [o.hlo_shape for o in operands], attrs,
+                                            declared)
     except ShapeError as e:
         raise shape_error(name, str(e)) from None
+    if key is not None:
+        if len(_INFERRED) > 4096:
+            _INFERRED.clear()
+        _INFERRED[key] = shape
+    return shape
+
+
+_INFERRED: dict[tuple, Shape] = {}

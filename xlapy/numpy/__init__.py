@@ -5,8 +5,10 @@ with JAX's type promotion (weak Python scalars keep an array's dtype).
 """
 
 import sys
+from types import FunctionType
 
 from xlapy.core.array import install_methods
+from xlapy.core.lazy_replay import replayed
 from xlapy.numpy import linalg  # noqa: F401
 from xlapy.numpy._creation import *  # noqa: F403
 from xlapy.numpy._index_routines import *  # noqa: F403
@@ -17,6 +19,16 @@ from xlapy.numpy._math import *  # noqa: F403
 from xlapy.numpy._reductions import *  # noqa: F403
 from xlapy.numpy._sorting import *  # noqa: F403
 
+_REPLAYED = {f"xlapy.numpy.{m}" for m in ("_arithmetic", "_ufuncs", "_math", "_manipulation",
+                                          "_reductions", "_nan_reductions", "_linalg_ops",
+                                          "_cumulative", "_einsum")}
+
+# Lazy mode learns what each call of these records and replays it (the rest can
+# depend on data or return shapes and dtypes, and are left as they are).
+for _name, _value in list(vars().items()):
+    if isinstance(_value, FunctionType) and _value.__module__ in _REPLAYED:
+        vars()[_name] = replayed(_value)
+
 install_methods(sys.modules[__name__])
 
-del sys, install_methods
+del sys, install_methods, replayed, FunctionType, _REPLAYED, _name, _value

@@ -1,0 +1,160 @@
+"""Lazy mode's replay of learned xnp calls (`lazy_replay`) and grad's capture of
+a recording from the pending graph (`lazy_capture`): a replayed call gives
+what running it again would (new data, other scalars, keyword arrays, calls
+returning their input), never freezes a value, and is not used for calls
+that read data or return no pending array; grad of a captured loss equals
+eager grad, and stop_gradient and custom_vjp keep their meaning."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import xlapy
+import xlapy.numpy as xnp
+from xlapy.core import lazy, lazy_replay
+from xlapy.core.lazy_replay import replayed
+
+
+def _rand(seed, shape=(3, 4), dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _lazily(fn, *calls):
+    """fn applied to each argument tuple inside one jit_scope, results as NumPy."""
+    with xlapy.jit_scope():
+        outs = [fn(*args) for args in calls]
+    return [np.asarray(o) for o in outs]
+
+
+_PROGRAMS = {
+    "softmax": lambda x: xnp.exp(x - xnp.max(x, axis=-1, keepdims=True)) /
+    xnp.sum(xnp.exp(x - xnp.max(x, axis=-1, keepdims=True)), axis=-1, keepdims=True),
+    "affine": lambda x: 0.5 * x + 1.25,
+    "mean_var": lambda x: xnp.var(x, axis=0) + xnp.mean(x),
+    "matmul": lambda x: x @ x.T,
+    "reshape": lambda x: xnp.transpose(xnp.reshape(x, (4, 3))) * 2.0,
+    "concat": lambda x: xnp.concatenate([x, -x], axis=1),
+    "clip": lambda x: xnp.clip(x, -0.5, 0.5),
+    "where": lambda x: xnp.where(x > 0, x, 0.0),
+    "cumsum": lambda x: xnp.cumsum(x, axis=1),
+    "ints": lambda x: (xnp.asarray(x * 4).astype(np.int32) // 3) % 5,
+}
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(sorted(_PROGRAMS)), seeds=st.lists(st.integers(0, 10**6),
+                                                                 min_size=2, max_size=4))
+def test_replayed_calls_equal_eager_on_new_data(name, seeds):
+    """The first call learns, the others replay: each on its own data, as eager."""
+    program = _PROGRAMS[name]
+    inputs = [_rand(s) for s in seeds]
+    got = _lazily(lambda a: program(xnp.asarray(a)), *[(a,) for a in inputs])
+    for a, g in zip(inputs, got):
+        want = np.asarray(program(xnp.asarray(a)))
+        if want.dtype.kind in "iub":
+            np.testing.assert_array_equal(g, want)
+        else:
+            np.testing.assert_allclose(g, want, rtol=2e-6, atol=1e-6)
+
+
+def _counting(fn):
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return fn(*args, **kwargs)
+    return replayed(counted), calls
+
+
+def test_a_replayed_call_does_not_run_its_python_again():
+    scale, calls = _counting(lambda x, s: xnp.tanh(x) * s)
+    with xlapy.jit_scope():
+        outs = [scale(xnp.asarray(_rand(k)), 2.0) for k in range(5)]
+        assert len(calls) == 1                       # learned once, then replayed
+        scale(xnp.asarray(_rand(0)), 3.0)            # another scalar: another signature
+        scale(xnp.asarray(_rand(0, (2, 2))), 2.0)    # another shape: another signature
+        assert len(calls) == 3
+    for k, out in enumerate(outs):
+        np.testing.assert_allclose(np.asarray(out), np.tanh(_rand(k)) * 2.0, rtol=1e-6)
+
+
+def test_numpy_arguments_are_read_at_every_call():
+    """A NumPy argument converted inside the call (float64 -> float32) is an
+    argument of the recipe, not a constant frozen at the first call."""
+    add, calls = _counting(lambda x, y: xnp.add(x, y))
+    y = xnp.asarray(_rand(9))
+    outs = _lazily(add, *[(_rand(k).astype(np.float64), y) for k in range(3)])
+    assert len(calls) == 1
+    for k, out in enumerate(outs):
+        np.testing.assert_allclose(out, _rand(k) + _rand(9), rtol=1e-6)
+
+
+def test_keyword_arrays_and_results_that_are_arguments():
+    pick, _ = _counting(lambda x, *, other, take_other: other if take_other else x + 0.0)
+    a, b = xnp.asarray(_rand(1)), xnp.asarray(_rand(2))
+    with xlapy.jit_scope():
+        outs = [pick(a, other=b, take_other=True), pick(b, other=a, take_other=True),
+                pick(a, other=b, take_other=False)]
+    np.testing.assert_array_equal(np.asarray(outs[0]), _rand(2))
+    np.testing.assert_array_equal(np.asarray(outs[1]), _rand(1))
+    np.testing.assert_array_equal(np.asarray(outs[2]), _rand(1))
+
+
+def test_calls_that_read_data_or_return_no_pending_array_are_not_replayed():
+    positive, calls = _counting(lambda x: x * 2.0 if float(x.sum()) > 0 else x * -2.0)
+    shape_of, shape_calls = _counting(lambda x: x.shape)
+    data = [np.abs(_rand(3)), -np.abs(_rand(4)), np.abs(_rand(5))]
+    with xlapy.jit_scope():
+        outs = [positive(xnp.asarray(d)) for d in data]
+        shapes = [shape_of(xnp.asarray(d)) for d in data]
+    assert len(calls) == 3 and len(shape_calls) == 3   # run every time
+    for d, out in zip(data, outs):
+        np.testing.assert_allclose(np.asarray(out), 2.0 * np.abs(d), rtol=1e-6)
+    assert shapes == [(3, 4)] * 3
+
+
+def test_replay_is_off_outside_lazy_mode_and_in_traces():
+    double, calls = _counting(lambda x: x * 2.0)
+    x = xnp.asarray(_rand(0))
+    double(x)
+    double(x)
+    xlapy.jit(lambda x: double(double(x)))(x)
+    assert len(calls) == 4 and not any(k[0] is double.__wrapped__
+                                       for k in lazy_replay._CACHE)
+
+
+def _loss(w, x):
+    return xnp.mean(xnp.tanh(x @ w) ** 2)
+
+
+def test_grad_of_a_captured_loss_equals_eager_grad():
+    w, x = _rand(1, (4, 3)), _rand(2, (5, 4))
+    eager = [np.asarray(g) for g in xlapy.value_and_grad(_loss)(xnp.asarray(w), x)]
+    with xlapy.jit_scope():
+        runs = [xlapy.value_and_grad(_loss)(xnp.asarray(w), x) for _ in range(3)]
+        got = [[np.asarray(v) for v in run] for run in runs]
+    for run in got:
+        for a, b in zip(run, eager):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_stop_gradient_and_custom_vjp_keep_their_meaning_lazily():
+    @xlapy.custom_vjp
+    def clip_gradient(x):
+        return x
+
+    clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (xnp.clip(g, -0.1, 0.1),))
+
+    def f(x):
+        return xnp.sum(xlapy.stop_gradient(x) * x) + xnp.sum(clip_gradient(x) * 3.0)
+
+    x = _rand(7, (6,))
+    eager = np.asarray(xlapy.grad(f)(xnp.asarray(x)))
+    with xlapy.jit_scope():
+        lazy_grads = [np.asarray(xlapy.grad(f)(xnp.asarray(x))) for _ in range(2)]
+    np.testing.assert_allclose(eager, x + 0.1, rtol=1e-6)
+    for g in lazy_grads:
+        np.testing.assert_allclose(g, eager, rtol=1e-6)
+    assert not lazy._PENDING

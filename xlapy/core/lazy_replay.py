@@ -1,0 +1,229 @@
+"""Lazy mode's recording of one `xnp` call, learned once and replayed.
+
+An eager loop calls the same `xnp` functions with the same shapes every
+iteration; each call spends 5-30 µs of Python (promotion, broadcasting,
+shape checks) to record the same few nodes again. `replayed(fn)` learns what
+a call records, per signature (the function, each array argument's shape,
+dtype and weak type, every other argument's value): the first call runs on
+stand-ins of its array arguments (so nothing it records can depend on their
+values: reading one runs a cluster, and then nothing is learned), and the
+nodes it made become a recipe. Later calls of that signature add the
+recipe's nodes directly. A call whose result is not made of its own pending
+nodes (a concrete value, a shape, an index found by reading data) is never
+replayed; neither is one inside a trace.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+
+import numpy as np
+
+from xlapy.core import lazy
+from xlapy.core.array import ConcreteArray
+from xlapy.core.lazy_graph import is_ref, refs
+from xlapy.core.trace import as_array, current_trace, with_weak_type
+
+_SIZE = 4096
+_CACHE: OrderedDict[tuple, _Recipe | None] = OrderedDict()
+_MISSING = object()
+_SCALARS = (bool, int, float, complex, str, type(None), np.dtype, type, np.generic)
+
+
+class _State:
+    learning = 0   # a call is being learned: the xnp calls inside it just run
+
+
+_STATE = _State()
+
+
+class _Recipe:
+    """The nodes one call made: (instruction, operand specs, weak type) each,
+    operands ("a", i) for array argument i, ("n", j, index) for node j, ("c",
+    value) for a scalar constant, ("t", specs) for a tuple; and the result
+    leaves, ("a", i, weak) or ("n", j, index, weak), in a list or alone."""
+
+    __slots__ = ("steps", "results", "container")
+
+    def __init__(self, steps, results, container):
+        self.steps = steps
+        self.results = results
+        self.container = container
+
+
+def replayed(fn):
+    """`fn`, whose calls in lazy mode are learned once per signature and replayed."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _STATE.learning or not lazy.active() or current_trace() is not None:
+            return fn(*args, **kwargs)
+        arrays: list = []
+        try:
+            key = (fn, lazy._ENVIRON.get(lazy._KEY), _spec(args, arrays),
+                   _spec(tuple(sorted(kwargs.items())), arrays) if kwargs else None)
+            recipe = _CACHE.get(key, _MISSING)
+        except _Unknown:
+            return fn(*args, **kwargs)
+        if recipe is _MISSING:
+            return _learn(fn, key, args, kwargs, arrays)
+        if recipe is None:
+            return fn(*args, **kwargs)
+        _CACHE.move_to_end(key)
+        return _replay(recipe, arrays)
+
+    wrapper.__wrapped_for_lazy__ = fn
+    return wrapper
+
+
+class _Unknown(Exception):
+    """An argument the signature cannot spell: the call just runs."""
+
+
+def _spec(value, arrays: list):
+    """The hashable signature of an argument; arrays are appended to `arrays`."""
+    kind = type(value)
+    if kind is lazy.LazyArray or kind is ConcreteArray:
+        arrays.append(value)
+        return ("A", tuple(value.shape), value.dtype, value.weak_type)
+    if kind is np.ndarray:
+        arrays.append(value)
+        return ("N", value.shape, value.dtype)
+    if kind is tuple or kind is list:
+        return (kind, tuple(_spec(v, arrays) for v in value))
+    if isinstance(value, _SCALARS):
+        return (kind, value)
+    raise _Unknown
+
+
+def _rebuild(value, stand_ins):
+    """The arguments with each array replaced by its stand-in, in `_spec`'s order."""
+    kind = type(value)
+    if kind is lazy.LazyArray or kind is ConcreteArray or kind is np.ndarray:
+        return next(stand_ins)
+    if kind is tuple or kind is list:
+        return kind(_rebuild(v, stand_ins) for v in value)
+    return value
+
+
+def _learn(fn, key, args, kwargs, arrays):
+    converted = [as_array(a) for a in arrays]
+    start = next(lazy._ORDER)
+    stand_ins = [lazy.stand_in(a) for a in converted]
+    copies = [s._node for s in stand_ins]
+    clusters = lazy.STATS.clusters
+    log: list = []
+    lazy._STATE.log = log
+    lazy._STATE.cuts_held += 1
+    _STATE.learning += 1
+    try:
+        it = iter(stand_ins)
+        out = fn(*_rebuild(args, it), **{k: _rebuild(v, it) for k, v in sorted(kwargs.items())})
+        recipe = None
+        if lazy.STATS.clusters == clusters and all(c is not None for c in copies):
+            recipe = _recipe(out, log, {c.order: i for i, c in enumerate(copies)})
+    finally:
+        _STATE.learning -= 1
+        lazy._STATE.cuts_held -= 1
+        lazy._STATE.log = None
+        lazy.unmark(copies, start)
+    _CACHE[key] = recipe
+    if len(_CACHE) > _SIZE:
+        _CACHE.popitem(last=False)
+    return out
+
+
+def _recipe(out, log: list, marks: dict) -> _Recipe | None:
+    """The recipe of a learned call, or None where it cannot be replayed."""
+    if isinstance(out, (tuple, list)):
+        container, leaves = type(out), list(out)
+    else:
+        container, leaves = None, [out]
+    made = [n for n in log if n.order not in marks]
+    position = {n.order: j for j, n in enumerate(made)}
+    results = []
+    for leaf in leaves:
+        if type(leaf) is not lazy.LazyArray or leaf._value is not None or leaf._node is None:
+            return None
+        order = leaf._node.order
+        if order in marks:
+            results.append(("a", marks[order], leaf.weak_type))
+        elif order in position:
+            results.append(("n", position[order], leaf._index, leaf.weak_type))
+        else:
+            return None
+    needed = _needed(made, results, position)
+    keep = {j: k for k, j in enumerate(sorted(needed))}
+
+    def spell(operand):
+        if is_ref(operand):
+            node, index = operand
+            if node.order in marks:
+                return ("a", marks[node.order])
+            j = position.get(node.order)
+            if j is None or j not in keep:
+                raise _Unknown
+            return ("n", keep[j], index)
+        if isinstance(operand, tuple):
+            return ("t", tuple(spell(o) for o in operand))
+        if isinstance(operand, np.ndarray) and operand.ndim == 0:
+            return ("c", operand)
+        raise _Unknown   # a value from elsewhere: it may differ next time
+
+    try:
+        steps = [(made[j].instruction, [spell(o) for o in made[j].operands], made[j].weak_type)
+                 for j in sorted(needed)]
+    except _Unknown:
+        return None
+    results = [r if r[0] == "a" else ("n", keep[r[1]], r[2], r[3]) for r in results]
+    return _Recipe(steps, results, container)
+
+
+def _needed(made, results, position) -> set[int]:
+    """The nodes the results depend on (what the call made and dropped is not replayed)."""
+    needed: set[int] = set()
+    stack = [r[1] for r in results if r[0] == "n"]
+    while stack:
+        j = stack.pop()
+        if j in needed:
+            continue
+        needed.add(j)
+        stack.extend(position[ref[0].order] for ref in refs(made[j].operands)
+                     if ref[0].order in position)
+    return needed
+
+
+def _operand(spec, given: list, nodes: list):
+    # (a module function: a recursive closure would be a reference cycle holding values)
+    kind = spec[0]
+    if kind == "a":
+        return given[spec[1]]
+    if kind == "n":
+        return (nodes[spec[1]], spec[2])
+    if kind == "c":
+        return spec[1]
+    return tuple(_operand(s, given, nodes) for s in spec[1])
+
+
+def _replay(recipe: _Recipe, arrays: list):
+    args = [as_array(a) if type(a) is np.ndarray else a for a in arrays]
+    given = [lazy.operand_of(a) for a in args]
+    nodes: list = []
+    handles: list = []
+    for instruction, specs, weak in recipe.steps:
+        node, arrays_made = lazy.add_node(instruction, [_operand(s, given, nodes) for s in specs],
+                                          weak)
+        nodes.append(node)
+        handles.append(arrays_made)
+    leaves = []
+    for result in recipe.results:
+        if result[0] == "a":
+            leaves.append(with_weak_type(args[result[1]], result[2]))
+            continue
+        _, j, index, weak = result
+        made = handles[j] if index is None else handles[j][index]
+        leaves.append(made if made.weak_type == weak else with_weak_type(made, weak))
+    if recipe.container is None:
+        return leaves[0]
+    return recipe.container(leaves)
