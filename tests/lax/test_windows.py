@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import xlapy
 from tests.frontend_util import both
 from xlapy import lax
+from xlapy.core import lazy
 from xlapy.hlo.opcode import Opcode
 from xlapy.lax import windows as lax_windows
 
@@ -290,7 +291,10 @@ def test_eager_cumulative_runs_the_reduce_window_that_jit_emits(monkeypatch, nam
         eager = np.asarray(fn(x, 1, reverse))
         assert [op for op, _ in bound] == [Opcode.REDUCE_WINDOW]
         jitted = xlapy.jit(fn, static_argnums=(1, 2))(x, 1, reverse)
-        assert np.asarray(jitted).tobytes() == eager.tobytes()
+        if lazy.active():   # (pytest --lazy: "eager" is a compiled cluster, summed its own way)
+            np.testing.assert_allclose(np.asarray(jitted), eager, rtol=1e-5, atol=1e-4)
+        else:
+            assert np.asarray(jitted).tobytes() == eager.tobytes()
 
 
 def test_cumsum_integers_are_exact():

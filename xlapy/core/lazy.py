@@ -61,6 +61,7 @@ class _State(threading.local):
         self.cuts_held = 0       # a recording is being cut out of the graph: no cluster runs
         self.log: list | None = None   # nodes made, for a recording being learned
         self.cut_due: int | None = None   # a loop's next iteration starts at this node
+        self.repeat: tuple | None = None  # (first node, the pending head it must repeat, matched)
 
 
 _STATE = _State()
@@ -219,9 +220,8 @@ def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
     if state.log is not None:
         state.log.append(node)
     pending = _PENDING
-    if len(pending) >= _ITERATION_MIN and state.cut_due is None and may_begin_iteration and \
-            pending[next(iter(pending))].instruction is instruction:
-        state.cut_due = node.order
+    if state.cut_due is None and may_begin_iteration and len(pending) >= _ITERATION_MIN:
+        _watch_for_iteration(state, pending, node)
     pending[node.order] = node
     if len(pending) >= _settings()[1]:
         _flush_a_prefix()
@@ -229,8 +229,30 @@ def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
 
 
 _ITERATION_MIN = 8
-"""A repeat of the first pending operation this many operations on starts a
-loop's next iteration (smaller programs are not worth a cut)."""
+"""How many of the first pending operations a loop's next iteration repeats
+before the cut (and how many must be pending: a smaller program is not worth one)."""
+
+
+def _watch_for_iteration(state, pending: dict, node: Node) -> None:
+    """A loop's next iteration has begun when the first _ITERATION_MIN pending
+    operations are recorded again, in order: then the cut is due before the
+    first of them. (A shorter repeat, such as the three projections of an
+    attention layer, is a program's own structure, not an iteration.)"""
+    instruction = node.instruction
+    if state.repeat is not None:
+        start, head, matched = state.repeat
+        if instruction is head[matched].instruction:
+            matched += 1
+            if matched == len(head):
+                state.repeat, state.cut_due = None, start
+            else:
+                state.repeat = (start, head, matched)
+            return
+        state.repeat = None
+    first = pending[next(iter(pending))]
+    if instruction is first.instruction:
+        head = list(itertools.islice(pending.values(), _ITERATION_MIN))
+        state.repeat = (node.order, head, 1)
 
 
 def _cut_iteration() -> None:
@@ -343,7 +365,7 @@ def flush(reason: str = "sync") -> None:
     if held:
         materialize(held[:1], reason)
     _PENDING.clear()
-    _STATE.cut_due = None
+    _STATE.cut_due = _STATE.repeat = None
 
 
 def _flush_a_prefix() -> None:
@@ -371,7 +393,7 @@ def materialize(arrays: list[LazyArray], reason: str) -> None:
                if (a := ref()) is not None and a._value is None]
     _run(_cluster(arrays), reason)
     _PENDING.clear()   # what is left, nothing holds: it would only join the next cluster
-    _STATE.cut_due = None
+    _STATE.cut_due = _STATE.repeat = None
 
 
 def _run(nodes: list[Node], reason: str) -> None:

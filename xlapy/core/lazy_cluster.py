@@ -20,6 +20,7 @@ from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.mutation import clone_computation
+from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
 
 
@@ -36,6 +37,12 @@ STATS = Stats()
 """Counts since the process started: clusters run, compiled, found in the cache."""
 
 
+_INITIAL_VALUE_OPS = frozenset((Opcode.REDUCE, Opcode.REDUCE_WINDOW, Opcode.SELECT_AND_SCATTER,
+                                Opcode.PAD, Opcode.SCATTER))
+"""Their scalar operands (a reduction's initial value, padding) are constants of
+the cluster, as a trace makes them: fixed by the operation, and what codegen
+recognises (a sum from zero); other scalars (a learning rate) are parameters."""
+
 CACHE: OrderedDict[tuple, object] = OrderedDict()
 CACHE_SIZE = 256
 _NUMBER = itertools.count()
@@ -46,15 +53,17 @@ def compiled(nodes: list[Node], outputs: list, breaks: list[str]) -> list:
     leaves: list[np.ndarray] = []
     leaf_index: dict[int, int] = {}
 
-    def leaf(operand) -> int:
+    def leaf(operand, node: Node) -> tuple:
         if is_ref(operand):   # a node computed by an earlier cluster
-            node, index = operand
-            operand = node.value[index or 0]
+            computed, index = operand
+            operand = computed.value[index or 0]
+        elif node.instruction.opcode in _INITIAL_VALUE_OPS and operand.ndim == 0:
+            return ("c", operand.tobytes(), operand.dtype)
         key = id(operand)
         if key not in leaf_index:
             leaf_index[key] = len(leaves)
             leaves.append(operand)
-        return leaf_index[key]
+        return ("p", leaf_index[key])
 
     structure = spell(nodes, leaf)
     position = {node.order: k for k, node in enumerate(nodes)}
@@ -95,6 +104,8 @@ def build_module(name: str, nodes, structure, wanted, leaf_shapes: list[Shape]):
         kind = spelled[0]
         if kind == "p":
             return params[spelled[1]]
+        if kind == "c":
+            return b.constant(np.frombuffer(spelled[1], spelled[2]).reshape(()))
         if kind == "t":
             return b.tuple([operand(s) for s in spelled[1]])
         instruction = built[spelled[1]]

@@ -57,14 +57,15 @@ def spell(nodes: list[Node], leaf) -> tuple:
     """The structure of `nodes` (in recording order) as a hashable key, and the
     recipe a module is built from: per node, its instruction's signature and
     its operands spelled ("n", position, tuple index) for a node among them,
-    ("t", parts) for a tuple, ("p", leaf(operand)) for anything else (a leaf
-    numbered by the caller: a parameter of the module)."""
+    ("t", parts) for a tuple, and `leaf(operand, node)` for anything else (the
+    caller's spelling of a module parameter, ("p", number), or a constant)."""
     position = {node.order: k for k, node in enumerate(nodes)}
-    return tuple((signature(n.instruction), tuple([_spell(o, position, leaf) for o in n.operands]))
+    return tuple((signature(n.instruction), tuple([_spell(o, position, leaf, n)
+                                                   for o in n.operands]))
                  for n in nodes)
 
 
-def _spell(operand, position: dict, leaf):
+def _spell(operand, position: dict, leaf, node: Node):
     # (a module function, not a recursive closure: such a closure is a reference
     # cycle that would keep the cluster's leaves alive until the next full collection)
     if type(operand) is tuple:
@@ -73,8 +74,8 @@ def _spell(operand, position: dict, leaf):
             if k is not None:
                 return ("n", k, operand[1])
         else:
-            return ("t", tuple(_spell(o, position, leaf) for o in operand))
-    return ("p", leaf(operand))
+            return ("t", tuple(_spell(o, position, leaf, node) for o in operand))
+    return leaf(operand, node)
 
 
 _SIGNATURES: dict[int, tuple] = {}

@@ -20,8 +20,8 @@ from xlapy.numpy._reductions import *  # noqa: F403
 from xlapy.numpy._sorting import *  # noqa: F403
 
 _REPLAYED = {f"xlapy.numpy.{m}" for m in ("_arithmetic", "_ufuncs", "_math", "_manipulation",
-                                          "_reductions", "_nan_reductions", "_linalg_ops",
-                                          "_cumulative", "_einsum")}
+                                          "_shapes", "_reductions", "_nan_reductions",
+                                          "_linalg_ops", "_cumulative", "_einsum")}
 
 # Lazy mode learns what each call of these records and replays it (the rest can
 # depend on data or return shapes and dtypes, and are left as they are).
