@@ -12,6 +12,7 @@ import xlapy
 from xlapy import lax
 from xlapy.core.errors import ConcretizationError
 from xlapy.core.trace import as_array
+from xlapy.flags import flags_set
 from xlapy.hlo import parse
 from xlapy.hlo.opcode import Opcode
 
@@ -31,7 +32,7 @@ def test_one_compile_per_signature():
     assert f.compile_count == 1
     f(np.arange(4, dtype=np.float32), np.ones(4, np.float32))
     assert f.compile_count == 2
-    assert f.cache_misses == ["argument x: f32[3] -> f32[4]"]
+    assert f.cache_misses == ["argument x: f32[3] -> f32[4]; argument y: f32[3] -> f32[4]"]
     f(X.astype(np.float64), X.astype(np.float64))
     assert f.compile_count == 3 and "f64[3]" in f.cache_misses[-1]
 
@@ -57,7 +58,7 @@ def test_static_arguments_by_position_and_name():
     f = xlapy.jit(power, static_argnums=1)
     np.testing.assert_array_equal(np.asarray(f(X, 3)), X ** 3)
     np.testing.assert_array_equal(np.asarray(f(X, 2)), X ** 2)
-    assert f.compile_count == 2 and "static arguments changed" in f.cache_misses[0]
+    assert f.compile_count == 2 and f.cache_misses == ["static argument n: 3 -> 2"]
     g = xlapy.jit(power, static_argnames="n")
     np.testing.assert_array_equal(np.asarray(g(X, n=2)), X ** 2)
     assert np.asarray(plain(X)).dtype == np.float32
@@ -188,3 +189,40 @@ def test_every_traced_instruction_points_at_the_users_code():
             metadata = instruction.attrs.get("metadata")
             assert metadata is not None, instruction.name
             assert metadata.get("source_file") == __file__, instruction.name
+
+
+def test_a_fifth_compile_warns_once_with_every_cache_miss():
+    """As XLA's and JAX's users ask: a function that keeps recompiling says so,
+    naming each argument that changed, old and new, and where it was called."""
+    f = xlapy.jit(lambda x, scale: lax.mul(x, scale), static_argnums=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 5):
+            f(np.ones(n, np.float32), 2.0)
+        assert not caught                                   # four compiles: quiet
+        f(np.ones(4, np.float32), 3.0)                      # the fifth: one warning
+        for n in range(5, 9):
+            f(np.ones(n, np.float32), 3.0)                  # and no more
+    (warning,) = [w for w in caught if issubclass(w.category, xlapy.RecompileWarning)]
+    text = str(warning.message)
+    assert "has compiled 5 times" in text and warning.filename == __file__
+    for miss in ("argument x: f32[1] -> f32[2]", "argument x: f32[3] -> f32[4]",
+                 "static argument scale: 2.0 -> 3.0"):
+        assert miss in text
+    assert f.compile_count == 9 and len(f.cache_misses) == 8
+
+
+def test_explain_cache_misses_warns_at_every_miss_against_the_closest_signature():
+    f = xlapy.jit(lambda x, y: lax.add(x, lax.convert_element_type(y, x.dtype)))
+    a, b = np.ones(3, np.float32), np.ones(4, np.float32)
+    with flags_set("--xlapy_explain_cache_misses"), \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f(a, a)
+        f(b, b)                                  # both arguments changed
+        f(a, a.astype(np.float64))               # closest: the first call, one change
+    texts = [str(w.message) for w in caught if issubclass(w.category, xlapy.RecompileWarning)]
+    assert len(texts) == 2
+    assert "argument x: f32[3] -> f32[4]; argument y: f32[3] -> f32[4]" in texts[0]
+    assert "compile 2" in texts[0] and "test_jit.py" in texts[0]
+    assert texts[1].endswith("because argument y: f32[3] -> f64[3]")

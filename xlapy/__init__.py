@@ -5,7 +5,7 @@ from xlapy.backends import available_backends
 from xlapy.core.array import Array
 from xlapy.core.lazy import block_until_ready, jit_scope
 from xlapy.errors import CompileError, ExecutionError, ParseError, VerifierError, XlapyError
-from xlapy.jit import jit
+from xlapy.jit import RecompileWarning, jit
 
 from xlapy import lax, nn, numpy, random  # noqa: E402  isort: skip - after jit: they import it
 from xlapy.runtime import compile, execute
@@ -38,8 +38,8 @@ def devices() -> list[str]:
     return [default_backend()] + [n for n in names if n != default_backend()]
 
 
-__all__ = ["Array", "CompileError", "ExecutionError", "ParseError", "VerifierError",
-           "XlapyError", "available_backends", "block_until_ready", "compile", "custom_jvp",
+__all__ = ["Array", "CompileError", "ExecutionError", "ParseError", "RecompileWarning",
+           "VerifierError", "XlapyError", "available_backends", "block_until_ready", "compile", "custom_jvp",
            "custom_vjp", "device_put", "devices", "distributed", "execute", "float0", "grad",
            "hessian", "hlo", "jacfwd", "jacrev", "jit", "jit_scope", "jvp", "lax", "nn", "numpy",
            "pmap", "random", "shard_map", "sharding", "stop_gradient", "value_and_grad", "vjp"]

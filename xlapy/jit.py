@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -22,15 +23,36 @@ from xlapy.analysis import cost_analysis, memory_analysis
 from xlapy.backends import Executable, get_backend
 from xlapy.core.array import Array, ConcreteArray
 from xlapy.core.dtypes import dtype_and_weak, float0
+from xlapy.core.errors import where
 from xlapy.core.pytree import TreeDef, tree_flatten, tree_unflatten
 from xlapy.core.subtrace import ShapedArray
 from xlapy.core.trace import Trace, Tracer, as_array
 from xlapy.errors import CompileError
+from xlapy.flags import debug_options, register_flag
 from xlapy.hlo.attributes import InputOutputAlias
 from xlapy.hlo.builder import ModuleBuilder
 from xlapy.hlo.ir import HloModule
 
 log = logging.getLogger("xlapy.jit")
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+register_flag("xlapy_explain_cache_misses", "bool", False,
+              "warn at every jit cache miss with its reason (JAX's jax_explain_cache_misses)")
+
+RECOMPILE_WARNING_AT = 5
+"""A jitted function warns once, listing its cache misses, when it compiles this often."""
+
+
+class RecompileWarning(UserWarning):
+    """A jitted function compiled again for a new argument signature."""
+
+
+def _stack_level() -> int:
+    """The stack level of the first frame outside xlapy (the user's call)."""
+    frame, level = inspect.currentframe().f_back, 1   # (level 1: who calls warnings.warn)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 @dataclass(frozen=True)
@@ -42,16 +64,33 @@ class Signature:
     avals: tuple[ShapedArray, ...]
     static: tuple
 
-    def explain_difference(self, other: Signature, names: Sequence[str]) -> str:
-        """Why `self` (a new call) missed a cache entry compiled for `other`."""
-        if self.static != other.static:
-            return f"static arguments changed: {other.static} -> {self.static}"
+    def differences(self, other: Signature, names: Sequence[str],
+                    static_names: Sequence[str] = ()) -> list[str]:
+        """Each way `self` (a new call) differs from `other` (a compiled signature),
+        as XLA and JAX explain a cache miss: the argument, then old -> new."""
+        found = []
         if self.tree != other.tree:
-            return f"argument structure changed: {other.tree} -> {self.tree}"
-        for i, (a, b) in enumerate(zip(self.avals, other.avals)):
-            if a != b:
-                return f"{names[i] if i < len(names) else f'leaf {i}'}: {b} -> {a}"
-        return "no difference"
+            found.append(f"argument structure changed: {other.tree} -> {self.tree}")
+        else:
+            for i, (a, b) in enumerate(zip(self.avals, other.avals)):
+                if a != b:
+                    found.append(f"{names[i] if i < len(names) else f'leaf {i}'}: {b} -> {a}")
+        if self.static != other.static:
+            if len(self.static) != len(other.static):
+                found.append(f"static arguments changed: {other.static} -> {self.static}")
+            for i, (a, b) in enumerate(zip(self.static, other.static)):
+                if a != b:
+                    if i < len(static_names):     # positional, in order
+                        name = static_names[i]
+                    else:                         # by keyword: (name, value)
+                        name, a, b = a[0], a[1], b[1]
+                    found.append(f"static argument {name}: {b!r} -> {a!r}")
+        return found
+
+    def explain_difference(self, other: Signature, names: Sequence[str],
+                           static_names: Sequence[str] = ()) -> str:
+        """Why `self` (a new call) missed a cache entry compiled for `other`."""
+        return "; ".join(self.differences(other, names, static_names)) or "no difference"
 
 
 @dataclass
@@ -84,6 +123,7 @@ class JitFunction:
         self.compile_count = 0
         self.cache_misses: list[str] = []
         """One line per compilation after the first: which argument changed."""
+        self._warned = False
         try:
             self._parameters = list(inspect.signature(fn).parameters)
         except (TypeError, ValueError):
@@ -167,10 +207,7 @@ class JitFunction:
 
     def _compile(self, signature: Signature, key: tuple, args, kwargs) -> _Entry:
         if self._signatures:
-            previous = self._signatures[-1]
-            reason = signature.explain_difference(previous, self._leaf_names(signature))
-            self.cache_misses.append(reason)
-            log.info("recompiling %s: %s", self.__name__, reason)
+            self._explain_miss(signature)
         module, out_tree, out_weak, donated = self._trace(args, kwargs)
         executable = get_backend(self.backend).compile(module, optimize=True)
         self.compile_count += 1
@@ -179,6 +216,44 @@ class JitFunction:
         self._cache[key] = entry
         self._signatures.append(signature)
         return entry
+
+    def _explain_miss(self, signature: Signature) -> None:
+        """Record why this call compiles again, against the closest signature
+        compiled before; warn at every miss with --xlapy_explain_cache_misses
+        (JAX's jax_explain_cache_misses), and once at the fifth compile."""
+        names, static_names = self._leaf_names(signature), self._static_names()
+        closest = min(self._signatures, key=lambda seen: (
+            len(signature.differences(seen, names, static_names)),
+            -self._signatures.index(seen)))
+        reason = signature.explain_difference(closest, names, static_names)
+        self.cache_misses.append(reason)
+        log.info("recompiling %s: %s", self.__name__, reason)
+        compiles = self.compile_count + 1
+        location = where()
+        at = f" at {location}" if location else ""
+        if debug_options().xlapy_explain_cache_misses:
+            warnings.warn(f"xlapy.jit: {self.__name__}{self._defined_at()} compiles again "
+                          f"(compile {compiles}){at} because {reason}", RecompileWarning,
+                          stacklevel=_stack_level())
+        elif compiles == RECOMPILE_WARNING_AT and not self._warned:
+            self._warned = True
+            misses = "\n".join(f"  {i + 2}. {m}" for i, m in enumerate(self.cache_misses))
+            warnings.warn(
+                f"xlapy.jit: {self.__name__}{self._defined_at()} has compiled "
+                f"{compiles} times{at}; each call with a new signature compiles again:\n"
+                f"{misses}\nArguments whose shape changes could be padded to a few sizes; "
+                "a static argument should take few values; --xlapy_explain_cache_misses "
+                "warns at every miss.", RecompileWarning, stacklevel=_stack_level())
+
+    def _defined_at(self) -> str:
+        code = getattr(inspect.unwrap(self.fn), "__code__", None)
+        if code is None:
+            return ""
+        return f" (defined at {code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno})"
+
+    def _static_names(self) -> list[str]:
+        return [self._parameters[i] if 0 <= i < len(self._parameters) else str(i)
+                for i in sorted(self.static_argnums)]
 
     def _leaf_names(self, signature: Signature) -> list[str]:
         return [f"argument {name}" for name in self._leaf_names_of(signature.tree)]
