@@ -39,7 +39,8 @@ def devices() -> list[str]:
 
 
 __all__ = ["Array", "CompileError", "ExecutionError", "ParseError", "RecompileWarning",
-           "VerifierError", "XlapyError", "available_backends", "block_until_ready", "compile", "custom_jvp",
-           "custom_vjp", "device_put", "devices", "distributed", "execute", "float0", "grad",
-           "hessian", "hlo", "jacfwd", "jacrev", "jit", "jit_scope", "jvp", "lax", "nn", "numpy",
-           "pmap", "random", "shard_map", "sharding", "stop_gradient", "value_and_grad", "vjp"]
+           "VerifierError", "XlapyError", "available_backends", "block_until_ready", "compile",
+           "custom_jvp", "custom_vjp", "device_put", "devices", "distributed", "execute",
+           "float0", "grad", "hessian", "hlo", "jacfwd", "jacrev", "jit", "jit_scope", "jvp",
+           "lax", "nn", "numpy", "pmap", "random", "shard_map", "sharding", "stop_gradient",
+           "value_and_grad", "vjp"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from xlapy.backends import snapshots
 from xlapy.backends.base import Backend, Executable
 from xlapy.backends.cpu import CpuBackend
 from xlapy.backends.gpu import GpuBackend, device_available
@@ -52,7 +53,9 @@ def get_backend(name: str | None = None) -> Backend:
         raise CompileError(f"unknown or unavailable backend {name!r}; "
                            f"available: {', '.join(available_backends())}")
     if name not in _INSTANCES:
-        _INSTANCES[name] = _FACTORIES[name]()
+        backend = _FACTORIES[name]()
+        backend.compile = snapshots.recording(backend.compile)   # --xla_dump_hlo_snapshots
+        _INSTANCES[name] = backend
     return _INSTANCES[name]
 
 

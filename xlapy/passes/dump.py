@@ -42,6 +42,13 @@ from xlapy.passes.pipeline import PIPELINE_START, PassEvent
 
 _MODULE_IDS = itertools.count()
 """Process-wide module ids, as XLA numbers its modules (HloModule::unique_id)."""
+_LAST_IDS: dict[str, int] = {}
+
+
+def last_module_id(name: str) -> int | None:
+    """The number the latest dumped module of this name got (what its later dumps,
+    such as execution snapshots, are filed under)."""
+    return _LAST_IDS.get(name)
 
 _UNSAFE_FILE_CHARACTERS = re.compile(r"[/\\\[\] ]")
 
@@ -53,6 +60,7 @@ class ModuleDumper:
         self.module = module
         self.flags = flags
         self.module_id = next(_MODULE_IDS)
+        _LAST_IDS[module.name] = self.module_id
         self._steps = itertools.count()
         self._decisions: list[tuple[str, str, list]] = []
         formats = flags.xla_dump_hlo_as_text or flags.xla_dump_hlo_as_dot or \

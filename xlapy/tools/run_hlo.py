@@ -2,6 +2,7 @@
 like XLA's run_hlo_module.
 
     xlapy run-hlo FILE.hlo [--inputs x.npz | --random] --backend B --compare interpreter
+    xlapy run-hlo --snapshot module_0003.jit_step.snapshot.0.npz --backend B
 
 Arguments are random (`--random`, the default; `--seed` picks them) or read
 from an `.npz` file (`--inputs`): by parameter name when the file holds every
@@ -13,6 +14,10 @@ relative errors are reported, with the index where they occur, and the
 output is "close enough" when every element is within `--abs-error-bound` or
 `--rel-error-bound` (integers and predicates must match exactly; NaN matches
 NaN). The exit status is 1 on a mismatch.
+
+`--snapshot FILE` replays an execution recorded with `--xla_dump_hlo_snapshots`
+(as XLA's replay_computation does): the recorded module runs on the recorded
+arguments on `--backend`, and its results are compared with the recorded ones.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xlapy.backends import get_backend
+from xlapy.backends import get_backend, snapshots
+from xlapy.errors import ParseError
 from xlapy.hlo import parse
 from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.passes.default_pipeline import optimize
@@ -32,7 +38,10 @@ from xlapy.tools.fake_data import fake_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", help="HLO text files")
+    parser.add_argument("files", nargs="*", help="HLO text files")
+    parser.add_argument("--snapshot", action="append", default=[],
+                        help="replay a recorded execution (module_NNNN.NAME.snapshot.K.npz, "
+                        "written with --xla_dump_hlo_snapshots) and compare with its results")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--inputs", default=None, help="an .npz file of arguments")
     source.add_argument("--random", action="store_true",
@@ -51,10 +60,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.files and not args.snapshot:
+        print("xlapy run-hlo: give HLO files or --snapshot FILE", file=sys.stderr)
+        return 2
     status = 0
     for path in args.files:
         status |= _run_file(path, args)
+    for path in args.snapshot:
+        status |= _replay(path, args)
     return status
+
+
+def _replay(path: str, args: argparse.Namespace) -> int:
+    """Run a recorded execution again and compare with what it returned then."""
+    try:
+        snapshot = snapshots.read(path)
+    except ValueError as e:
+        print(f"xlapy run-hlo: {e}", file=sys.stderr)
+        return 2
+    try:
+        module = parse(snapshot.hlo_text)
+    except ParseError as e:
+        print(f"xlapy run-hlo: {path}: the recorded module does not parse: {e}", file=sys.stderr)
+        return 2
+    backend = args.backend or snapshot.backend
+    if args.run_test_hlo_passes:
+        optimize(module)
+    results = get_backend(backend).compile(module).execute(*snapshot.arguments)
+    print(f"{path}: {module.name}, recorded on {snapshot.backend}, replayed on {backend}")
+    got, want = _leaves(results), [((k,), r) for k, r in enumerate(snapshot.results)]
+    ok = len(got) == len(want)
+    for (index, value), (_, recorded) in zip(got, want):
+        report = output_errors(value, recorded, args.abs_error_bound, args.rel_error_bound)
+        print(f"  output {_index_text(index)}: {report}")
+        ok &= report.close
+    if len(got) != len(want):
+        print(f"  {len(got)} outputs, the snapshot recorded {len(want)}")
+    print(f"  vs the recorded results: {'close enough' if ok else 'MISMATCH'}")
+    return 0 if ok else 1
 
 
 def _run_file(path: str, args: argparse.Namespace) -> int:
