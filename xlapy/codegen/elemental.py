@@ -31,6 +31,11 @@ FAST_MATH: contextvars.ContextVar[tuple] = contextvars.ContextVar("fast_math", d
 ("fast",) while a module compiles with --xla_cpu_enable_fast_math."""
 
 
+MISCOMPILED: contextvars.ContextVar[str] = contextvars.ContextVar("miscompiled", default="")
+"""Testing only (--xlapy_test_miscompile): the opcode whose result is emitted plus one,
+a known wrong lowering for numerics bisection to find."""
+
+
 def emit_elementwise(b: ir.IRBuilder, instruction, args: list, in_types: list):
     """The value of `instruction` for one element whose operands are `args`."""
     out = instruction.shape.element_type
@@ -41,7 +46,15 @@ def emit_elementwise(b: ir.IRBuilder, instruction, args: list, in_types: list):
         raise CompileError(f"{instruction.name}: the CPU backend has no elemental emitter "
                            f"for {instruction.opcode.value}")
     value = fn(b, instruction, args, in_types)
+    if MISCOMPILED.get() == instruction.opcode.value:
+        value = _plus_one(b, value, out)
     return T.round_to(b, value, out) if T.is_narrow_float(out) else value
+
+
+def _plus_one(b, value, out: P):
+    if _is_float(out):
+        return b.fadd(value, _const(value, 1.0))
+    return b.add(value, _const(value, 1)) if isinstance(value.type, ir.IntType) else value
 
 
 def supports(instruction) -> bool:

@@ -23,17 +23,18 @@ arguments on `--backend`, and its results are compared with the recorded ones.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from xlapy.backends import get_backend, snapshots
 from xlapy.errors import ParseError
 from xlapy.hlo import parse
-from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.passes.default_pipeline import optimize
+from xlapy.tools import bisect
+from xlapy.tools.compare import compare, index_text, leaves, output_errors  # noqa: F401
 from xlapy.tools.fake_data import fake_arguments
 
 
@@ -57,6 +58,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--iterations", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random arguments")
     parser.add_argument("--print-literals", action="store_true")
+    parser.add_argument("--bisect", action="store_true",
+                        help="on a mismatch, find the first instruction (in schedule order) "
+                        "whose compiled value leaves the bounds")
+    parser.add_argument("--minimize", action="store_true",
+                        help="with --bisect: shrink the module around that instruction and "
+                        "write the smallest that still mismatches (HLO text + inputs .npz)")
+    parser.add_argument("--out", default=".", help="where --minimize writes (default: .)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,11 +96,11 @@ def _replay(path: str, args: argparse.Namespace) -> int:
         optimize(module)
     results = get_backend(backend).compile(module).execute(*snapshot.arguments)
     print(f"{path}: {module.name}, recorded on {snapshot.backend}, replayed on {backend}")
-    got, want = _leaves(results), [((k,), r) for k, r in enumerate(snapshot.results)]
+    got, want = leaves(results), [((k,), r) for k, r in enumerate(snapshot.results)]
     ok = len(got) == len(want)
     for (index, value), (_, recorded) in zip(got, want):
         report = output_errors(value, recorded, args.abs_error_bound, args.rel_error_bound)
-        print(f"  output {_index_text(index)}: {report}")
+        print(f"  output {index_text(index)}: {report}")
         ok &= report.close
     if len(got) != len(want):
         print(f"  {len(got)} outputs, the snapshot recorded {len(want)}")
@@ -121,15 +129,41 @@ def _run_file(path: str, args: argparse.Namespace) -> int:
         return 0
     expected = get_backend(args.reference).compile(parse(text)).execute(*arguments)
     ok = True
-    for got, want in zip(_leaves(results), _leaves(expected)):
+    for got, want in zip(leaves(results), leaves(expected)):
         report = output_errors(got[1], want[1], args.abs_error_bound, args.rel_error_bound)
-        print(f"  output {_index_text(got[0])}: {report}")
+        print(f"  output {index_text(got[0])}: {report}")
         ok &= report.close
-    if len(_leaves(results)) != len(_leaves(expected)):
-        print(f"  {len(_leaves(results))} outputs, the reference has {len(_leaves(expected))}")
+    if len(leaves(results)) != len(leaves(expected)):
+        print(f"  {len(leaves(results))} outputs, the reference has {len(leaves(expected))}")
         ok = False
     print(f"  vs {args.reference}: {'close enough' if ok else 'MISMATCH'}")
+    if not ok and args.bisect:
+        _bisect(path, text.decode(errors="replace"), arguments, args)
     return 0 if ok else 1
+
+
+def _bisect(path: str, text: str, arguments: list, args: argparse.Namespace) -> None:
+    finding = bisect.find_first_mismatch(text, arguments, args.backend, args.reference,
+                                         args.abs_error_bound, args.rel_error_bound,
+                                         args.run_test_hlo_passes)
+    if finding is None:
+        print("  bisect: every intermediate value agrees when they are all outputs (the "
+              "mismatch needs them fused away); no single instruction found")
+        return
+    print("  bisect: " + str(finding).replace("\n", "\n  "))
+    if not args.minimize:
+        return
+    reduced, inputs = bisect.minimize(text, arguments, finding, args.backend, args.reference,
+                                      args.abs_error_bound, args.rel_error_bound,
+                                      args.run_test_hlo_passes)
+    os.makedirs(args.out, exist_ok=True)
+    stem = os.path.join(args.out, os.path.basename(path).rsplit(".", 1)[0] + ".minimized")
+    with open(stem + ".hlo", "w") as f:
+        f.write(reduced)
+    np.savez(stem + ".inputs.npz", **inputs)
+    size = sum(1 for line in reduced.splitlines() if " = " in line)
+    print(f"  minimize: {size} instructions left, written to {stem}.hlo with its inputs "
+          f"{stem}.inputs.npz (xlapy run-hlo {stem}.hlo --inputs {stem}.inputs.npz)")
 
 
 def load_inputs(module, path: str) -> list:
@@ -150,90 +184,6 @@ def load_inputs(module, path: str) -> list:
 def _natural_key(key: str):
     digits = "".join(c for c in key if c.isdigit())
     return (int(digits) if digits else -1, key)
-
-
-@dataclass
-class ErrorReport:
-    """The worst errors of one output against the reference."""
-
-    shape: str
-    max_abs_error: float
-    max_abs_at: tuple[int, ...]
-    max_rel_error: float
-    max_rel_at: tuple[int, ...]
-    mismatches: int
-    elements: int
-
-    @property
-    def close(self) -> bool:
-        return self.mismatches == 0
-
-    def __str__(self) -> str:
-        verdict = "ok" if self.close else f"{self.mismatches} of {self.elements} elements differ"
-        return (f"{self.shape}: max abs error {self.max_abs_error:.3g} at "
-                f"{list(self.max_abs_at)}, max rel error {self.max_rel_error:.3g} at "
-                f"{list(self.max_rel_at)}: {verdict}")
-
-
-def output_errors(got, want, atol: float, rtol: float) -> ErrorReport:
-    """Largest absolute and relative errors of `got` against `want`, and how many
-    elements are outside both bounds (integers and predicates: any difference)."""
-    got, want = np.asarray(got), np.asarray(want)
-    shape = _shape_text(want)
-    if got.shape != want.shape:
-        return ErrorReport(f"{shape} (got {_shape_text(got)})", np.inf, (), np.inf,
-                           (), max(1, want.size), want.size)
-    if want.size == 0:
-        return ErrorReport(shape, 0.0, (), 0.0, (), 0, 0)
-    abs_err, rel_err = _errors(got, want)
-    exact = want.dtype.kind in "biu"
-    bad = abs_err > 0 if exact else (abs_err > atol) & (rel_err > rtol)
-    return ErrorReport(shape, float(abs_err.max()), _argmax(abs_err), float(rel_err.max()),
-                       _argmax(rel_err), int(np.count_nonzero(bad)), want.size)
-
-
-def _shape_text(array: np.ndarray) -> str:
-    try:
-        element = PrimitiveType.from_numpy(array.dtype).value
-    except (KeyError, ValueError, TypeError):
-        element = str(array.dtype)
-    return f"{element}[{','.join(map(str, array.shape))}]"
-
-
-def _errors(got: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if want.dtype.kind in "biu":
-        g, w = got.astype(np.float64), want.astype(np.float64)
-    else:
-        g, w = got.astype(np.complex128), want.astype(np.complex128)
-    with np.errstate(all="ignore"):
-        abs_err = np.abs(g - w)
-        rel_err = np.where(abs_err == 0, 0.0, abs_err / np.abs(w))
-    both_nan = np.isnan(g) & np.isnan(w)
-    same_inf = np.isinf(g) & (g == w)
-    abs_err = np.where(both_nan | same_inf, 0.0, np.where(np.isnan(abs_err), np.inf, abs_err))
-    rel_err = np.where(both_nan | same_inf, 0.0, np.where(np.isnan(rel_err), np.inf, rel_err))
-    return abs_err, rel_err
-
-
-def _argmax(values: np.ndarray) -> tuple[int, ...]:
-    return tuple(int(i) for i in np.unravel_index(int(np.argmax(values)), values.shape))
-
-
-def _leaves(value, index=()) -> list:
-    if isinstance(value, (list, tuple)):
-        return [leaf for i, v in enumerate(value) for leaf in _leaves(v, index + (i,))]
-    return [(index, value)]
-
-
-def _index_text(index: tuple[int, ...]) -> str:
-    return ".".join(str(i) for i in index)
-
-
-def compare(results, expected, atol: float, rtol: float) -> bool:
-    """True when every leaf agrees within the bounds (NaNs equal, ints exact)."""
-    got, want = _leaves(results), _leaves(expected)
-    return len(got) == len(want) and all(
-        output_errors(g, w, atol, rtol).close for (_, g), (_, w) in zip(got, want))
 
 
 if __name__ == "__main__":

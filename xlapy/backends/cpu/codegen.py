@@ -37,7 +37,7 @@ from xlapy.backends.cpu.profiling import ProfileCounters
 from xlapy.backends.cpu.special_kernels import emit_special
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.constants import literal_bytes
-from xlapy.codegen.elemental import FAST_MATH
+from xlapy.codegen.elemental import FAST_MATH, MISCOMPILED
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.intrinsics import intrinsic
 from xlapy.codegen.ir_array import IrArray
@@ -94,6 +94,7 @@ class Codegen:
     def emit(self) -> ir.Module:
         steer_llvm()   # before anything is optimised: LLVM options it miscompiles without
         token = FAST_MATH.set(("fast",) if self.options.fast_math else ())
+        broken = MISCOMPILED.set(self.options.miscompile)
         try:
             for alloc in self.assignment.allocations:
                 self._bases[alloc.index] = self._base(alloc)
@@ -108,6 +109,7 @@ class Codegen:
             self.b.ret_void()
         finally:
             FAST_MATH.reset(token)
+            MISCOMPILED.reset(broken)
         return self.llmod
 
     def _flush_denormals(self):

@@ -29,6 +29,9 @@ register_flag("xlapy_cpu_guard_pages", "bool", False,
               "xlapy (testing): run every execution on copies of its buffers placed against "
               "inaccessible pages, each temporary in its own, so a kernel reading or writing "
               "out of bounds faults (slow: a mapping per call)")
+register_flag("xlapy_test_miscompile", "string", "",
+              "xlapy (testing only): the CPU backend emits this opcode wrongly (its result "
+              "plus one), so numerics bisection has a known bug to find")
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class CpuOptions:
     guard_pages: bool = False
     """Buffers fenced by PROT_NONE pages (`guarded_memory.py`); buffer assignment then
     gives each temporary its own allocation, so the generated code differs."""
+    miscompile: str = ""
+    """An opcode emitted wrongly on purpose (--xlapy_test_miscompile, for tests)."""
 
     @classmethod
     def from_flags(cls, flags: DebugOptions | None = None) -> CpuOptions:
@@ -61,7 +66,8 @@ class CpuOptions:
                    opt_level=flags.xla_cpu_opt_level,
                    strict=flags.xlapy_cpu_strict,
                    profile=flags.xla_hlo_profile,
-                   guard_pages=flags.xlapy_cpu_guard_pages)
+                   guard_pages=flags.xlapy_cpu_guard_pages,
+                   miscompile=flags.xlapy_test_miscompile)
 
     def key(self) -> str:
         """Every field that changes the object code (`guard` only when set, so the keys
@@ -69,7 +75,8 @@ class CpuOptions:
         return (f"fm={int(self.fast_math)},ftz={int(self.flush_denormals)},t={self.threads},"
                 f"O{self.opt_level},strict={int(self.strict)},prof={int(self.profile)},"
                 f"inline={int(self.inline_runtime)},target={self.target}"
-                + (",guard=1" if self.guard_pages else ""))
+                + (",guard=1" if self.guard_pages else "")
+                + (f",miscompile={self.miscompile}" if self.miscompile else ""))
 
 
 @dataclass(frozen=True)
