@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("xlapy.numpy",),
     ("xlapy.nn", "xlapy.random"),
     ("xlapy.autodiff",),
-    ("xlapy.jit", "xlapy.aot", "xlapy.profiler"),
+    ("xlapy.jit", "xlapy.aot", "xlapy.profiler", "xlapy.report"),
     ("xlapy.sharding", "xlapy.spmd"),
     ("xlapy",),
     ("xlapy.models", "xlapy.fuzz"),

@@ -7,6 +7,8 @@ from xlapy.core.lazy import block_until_ready, jit_scope
 from xlapy.errors import CompileError, ExecutionError, ParseError, VerifierError, XlapyError
 from xlapy.jit import RecompileWarning, jit
 
+from xlapy import report  # noqa: E402,F401  isort: skip - its dump hook (--xlapy_dump_report)
+
 from xlapy import lax, nn, numpy, random  # noqa: E402  isort: skip - after jit: they import it
 from xlapy.runtime import compile, execute
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from xlapy.errors import XlapyError
-from xlapy.tools import aot, bench, demo, fuzz, opt, run_hlo, train
+from xlapy.tools import aot, bench, demo, fuzz, opt, report, run_hlo, train
 
 COMMANDS = {
     "aot": (aot, "compile ahead of time into an object file and a C header"),
@@ -15,6 +15,7 @@ COMMANDS = {
     "fuzz": (fuzz, "reliability campaigns: random programs vs XLA and the interpreter, "
                    "parser mutations; shrink a failure"),
     "opt": (opt, "run HLO passes on a module and print the result"),
+    "report": (report, "one self-contained HTML page of what the compiler did with a module"),
     "run-hlo": (run_hlo, "run HLO text files on a backend and compare with the interpreter"),
     "train": (train, "data-parallel training over MPI processes (mpiexec -n N xlapy train)"),
 }

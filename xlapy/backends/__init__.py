@@ -54,10 +54,33 @@ def get_backend(name: str | None = None) -> Backend:
                            f"available: {', '.join(available_backends())}")
     if name not in _INSTANCES:
         backend = _FACTORIES[name]()
-        backend.compile = snapshots.recording(backend.compile)   # --xla_dump_hlo_snapshots
+        backend.compile = _instrumented(backend.compile, name)
         _INSTANCES[name] = backend
     return _INSTANCES[name]
 
 
-__all__ = ["Backend", "Executable", "available_backends", "default_backend", "get_backend",
-           "register_backend", "runnable_backends"]
+_COMPILE_HOOKS: list = []
+
+
+def add_compile_hook(hook) -> None:
+    """Call `hook(module, backend name)` after every compilation (the compile
+    report registers one; layers above the backends cannot be imported here)."""
+    _COMPILE_HOOKS.append(hook)
+
+
+def _instrumented(compile_fn, name: str):
+    """A backend's `compile` that records executions (--xla_dump_hlo_snapshots) and
+    runs the compile hooks."""
+    recording = snapshots.recording(compile_fn)
+
+    def compile(module, *args, **kwargs):
+        executable = recording(module, *args, **kwargs)
+        for hook in _COMPILE_HOOKS:
+            hook(module, name)
+        return executable
+    compile.__doc__ = compile_fn.__doc__
+    return compile
+
+
+__all__ = ["Backend", "Executable", "add_compile_hook", "available_backends", "default_backend",
+           "get_backend", "register_backend", "runnable_backends"]
