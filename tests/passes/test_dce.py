@@ -6,8 +6,8 @@ import pytest
 import xlapy
 from tests.passes.util import run_passes
 from xlapy.hlo import parse, verify
+from xlapy.hlo.fake_data import fake_arguments
 from xlapy.passes.dce import HloDCE, has_side_effect, remove_dead_operands
-from xlapy.tools.fake_data import fake_arguments
 
 
 def run_checked(p, text, interpret=True):

@@ -14,10 +14,10 @@ from tests.passes.util import assert_same_results
 from xlapy.errors import VerifierError
 from xlapy.flags import parse_flags
 from xlapy.hlo import Shape, parse
+from xlapy.hlo.fake_data import fake_arguments
 from xlapy.passes.default_pipeline import default_pipeline, make_passes, optimize
 from xlapy.passes.pass_interface import Pass
 from xlapy.passes.pipeline import PIPELINE_END, PIPELINE_START, FixedPoint, Pipeline, RunOptions
-from xlapy.tools.fake_data import fake_arguments
 
 TEXT = """
 HloModule m

@@ -12,8 +12,8 @@ import pytest
 import xlapy
 from xlapy.analysis import memory_analysis, no_reuse_bytes
 from xlapy.hlo import parse
+from xlapy.hlo.fake_data import fake_arguments
 from xlapy.passes.default_pipeline import optimize
-from xlapy.tools.fake_data import fake_arguments
 
 DATA = Path(__file__).parents[2] / "benchmarks" / "data"
 

@@ -7,8 +7,8 @@ import numpy as np
 
 import xlapy
 from xlapy.hlo import parse
+from xlapy.hlo.fake_data import fake_arguments
 from xlapy.passes.pipeline import Pipeline, RunOptions
-from xlapy.tools.fake_data import fake_arguments
 
 
 def assert_same_results(before: list, after: list, exact: bool = True) -> None:

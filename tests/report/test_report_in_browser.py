@@ -94,6 +94,11 @@ def test_a_profiled_report_shows_measured_times(tmp_path):
     text = _page(tmp_path, _mnist_step, "profiled", profile=True).read_text()
     assert "measured µs" in text and "floor / measured" in text
     assert "Not profiled" not in text
+    fn, args = _mnist_step()
+    with flags_set(f"--xla_dump_to={tmp_path} --xlapy_dump_report --xla_hlo_profile"):
+        xlapy.jit(fn, backend="cpu")(*args)
+    (page,) = tmp_path.glob("module_*.jit_train_step.report.html")
+    assert "measured µs" in page.read_text()
 
 
 def test_dump_report_writes_a_page_per_compiled_module(tmp_path):

@@ -9,6 +9,7 @@ import warnings
 
 from xlapy.backends import add_compile_hook
 from xlapy.flags import debug_options, register_flag
+from xlapy.hlo.fake_data import fake_arguments
 from xlapy.hlo.ir import HloModule
 from xlapy.passes import dump
 from xlapy.report.collect import ReportData, collect
@@ -38,8 +39,9 @@ def _dump_hook(module: HloModule, backend: str) -> None:
         f"{module.name}.report.html"
     path = os.path.join(flags.xla_dump_to, name)
     _WRITING.append(path)
-    try:
-        page = report(module, "cpu")
+    try:   # under --xla_hlo_profile, each kernel timed on random arguments too
+        runs = 5 if flags.xla_hlo_profile else 0
+        page = report(module, "cpu", fake_arguments(module) if runs else None, runs)
         os.makedirs(flags.xla_dump_to, exist_ok=True)
         with open(path, "w") as f:
             f.write(page)

@@ -15,8 +15,8 @@ import sys
 
 from xlapy.errors import ParseError, XlapyError
 from xlapy.hlo import parse
+from xlapy.hlo.fake_data import fake_arguments
 from xlapy.report import report
-from xlapy.tools.fake_data import fake_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

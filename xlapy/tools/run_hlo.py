@@ -32,10 +32,10 @@ import numpy as np
 from xlapy.backends import get_backend, snapshots
 from xlapy.errors import ParseError
 from xlapy.hlo import parse
+from xlapy.hlo.fake_data import fake_arguments
 from xlapy.passes.default_pipeline import optimize
 from xlapy.tools import bisect
 from xlapy.tools.compare import compare, index_text, leaves, output_errors  # noqa: F401
-from xlapy.tools.fake_data import fake_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
