@@ -239,9 +239,12 @@ def test_a_long_eager_loop_keeps_its_graph_and_memory_bounded():
 
 
 def test_numpy_suite_in_lazy_mode():
-    """The whole xlapy.numpy test suite, a second time, with every eager op lazy."""
+    """The whole xlapy.numpy test suite, a second time, with every eager op lazy,
+    and every xnp call's result the replay of its recipe (--xlapy_lazy_replay_check)."""
+    env = dict(os.environ, XLAPY_FLAGS=f"{os.environ.get('XLAPY_FLAGS', '')} "
+                                       "--xlapy_lazy_replay_check")
     job = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "--lazy", "tests/numpy",
                           "-p", "no:cacheprovider"], capture_output=True, text=True,
                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
-                         timeout=1800)
+                         timeout=1800, env=env)
     assert job.returncode == 0, job.stdout[-4000:] + job.stderr[-2000:]
