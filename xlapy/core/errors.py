@@ -8,14 +8,18 @@ import sys
 from xlapy.errors import CompileError
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_MODELS_DIR = os.path.join(_PACKAGE_DIR, "models") + os.sep
+"""The model zoo is written as a user writes a model: its lines are the user's."""
 
 
 def user_frame() -> tuple[str, int, str] | None:
-    """(file, line, function) of the innermost caller outside xlapy itself."""
+    """(file, line, function) of the innermost caller outside xlapy itself (the
+    model zoo, `xlapy.models`, counts as the user's code)."""
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen"):
+        if (not filename.startswith(_PACKAGE_DIR) or filename.startswith(_MODELS_DIR)) and \
+                not filename.startswith("<frozen"):
             return filename, frame.f_lineno, frame.f_code.co_name
         frame = frame.f_back
     return None
