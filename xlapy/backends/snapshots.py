@@ -66,9 +66,7 @@ class SnapshotExecutable(Executable):
         self.inner = inner
         self._text = module.to_text()
         self._directory = directory
-        number = dump.last_module_id(module.name)
-        self._prefix = f"module_{number:04d}.{module.name}.snapshot" if number is not None \
-            else dump.ModuleDumper(module, debug_options()).filename("snapshot")
+        self._prefix = dump.filename_for(module, "snapshot")
         self._count = itertools.count()
 
     def __getattr__(self, name):   # everything else is the compiled executable's

@@ -36,12 +36,10 @@ from xlapy.core import lazy_cluster
 from xlapy.core.array import ConcreteArray
 from xlapy.core.errors import where
 from xlapy.core.lazy_cluster import STATS, Stats  # noqa: F401  (lazy.STATS, lazy.Stats)
-from xlapy.core.lazy_graph import Node, is_ref, refs, signature
+from xlapy.core.lazy_graph import Node, array_shape, is_ref, refs, signature
 from xlapy.flags import debug_options, register_flag
-from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import Opcode
-from xlapy.hlo.shape import Shape
 
 register_flag("xla_auto_jit", "int", 0,
               "auto-clustering of eager code (TF's --tf_xla_auto_jit): 1 or 2 records eager "
@@ -198,7 +196,7 @@ def recordable(instruction: HloInstruction) -> bool:
 def record(instruction: HloInstruction, operands, weak_type: bool):
     """A LazyArray (a tuple of them for a tuple shape) for `instruction` applied to
     `operands` (xlapy Arrays, or tuples of them)."""
-    return add_node(instruction, [_operand(o) for o in operands], weak_type)[1]
+    return add_node(instruction, [operand_of(o) for o in operands], weak_type)[1]
 
 
 def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
@@ -272,12 +270,8 @@ def _cut_iteration() -> None:
 
 def operand_of(operand):
     """An Array as a node holds it: (node, index) while pending, else its value."""
-    return _operand(operand)
-
-
-def _operand(operand):
     if isinstance(operand, (tuple, list)):
-        return tuple(_operand(o) for o in operand)
+        return tuple(operand_of(o) for o in operand)
     if type(operand) is LazyArray and operand._value is None:
         return (operand._node, operand._index)
     return operand.value
@@ -316,11 +310,11 @@ def stand_in(arg) -> LazyArray:
     key = (tuple(arg.shape), np.dtype(arg.dtype))
     instruction = _STAND_INS.get(key)
     if instruction is None:
-        shape = Shape.array(PrimitiveType.from_numpy(key[1]), key[0])
+        shape = array_shape(*key)
         parameter = HloInstruction(Opcode.PARAMETER, shape, name="operand.0", parameter_number=0)
         instruction = _STAND_INS[key] = HloInstruction(Opcode.COPY, shape, [parameter],
                                                        name="copy")
-    return add_node(instruction, [_operand(arg)], arg.weak_type, may_begin_iteration=False)[1]
+    return add_node(instruction, [operand_of(arg)], arg.weak_type, may_begin_iteration=False)[1]
 
 
 def unmark(copies: list[Node], start: int) -> None:

@@ -19,11 +19,9 @@ import numpy as np
 
 from xlapy.core import lazy, lazy_cluster
 from xlapy.core.array import Array, ConcreteArray
-from xlapy.core.lazy_graph import Node, is_ref, refs, spell
+from xlapy.core.lazy_graph import Node, array_shape, is_ref, refs, spell
 from xlapy.core.pytree import TreeDef, tree_flatten, tree_unflatten
-from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.ir import HloComputation
-from xlapy.hlo.shape import Shape
 
 
 @dataclass
@@ -134,14 +132,10 @@ def _computation(name, nodes, structure, wanted, avals) -> HloComputation:
     hit = _COMPUTATIONS.get(key)
     if hit is None:
         module = lazy_cluster.build_module(name, nodes, structure, wanted,
-                                           [_shape(*aval) for aval in avals])
+                                           [array_shape(*aval) for aval in avals])
         hit = _COMPUTATIONS[key] = module.entry_computation
         if len(_COMPUTATIONS) > _SIZE:
             _COMPUTATIONS.popitem(last=False)
     else:
         _COMPUTATIONS.move_to_end(key)
     return hit
-
-
-def _shape(dimensions, dtype) -> Shape:
-    return Shape.array(PrimitiveType.from_numpy(np.dtype(dtype)), tuple(dimensions))

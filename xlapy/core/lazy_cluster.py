@@ -13,10 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from xlapy.backends import get_backend
-from xlapy.core.lazy_graph import Node, is_ref, spell
+from xlapy.core.lazy_graph import Node, array_shape, is_ref, spell
 from xlapy.flags import debug_options
 from xlapy.hlo.builder import ModuleBuilder
-from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.mutation import clone_computation
@@ -73,7 +72,7 @@ def compiled(nodes: list[Node], outputs: list, breaks: list[str]) -> list:
     executable = CACHE.get(key)
     if executable is None:
         module = build_module(f"cluster_{next(_NUMBER)}", nodes, structure, wanted,
-                              [_shape_of(v) for v in leaves])
+                              [array_shape(v.shape, v.dtype) for v in leaves])
         _dump(module, breaks)
         executable = get_backend("cpu").compile(module, optimize=True)
         CACHE[key] = executable
@@ -159,10 +158,6 @@ def _clone_deep(computation: HloComputation, names) -> HloComputation:
                 instruction.attrs[k] = tuple(inner.setdefault(id(c), _clone_deep(c, names))
                                              for c in v)
     return copy
-
-
-def _shape_of(value: np.ndarray) -> Shape:
-    return Shape.array(PrimitiveType.from_numpy(value.dtype), value.shape)
 
 
 def _dump(module, breaks: list[str]) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from xlapy.hlo.dtypes import PrimitiveType
 from xlapy.hlo.ir import HloComputation, HloInstruction
+from xlapy.hlo.shape import Shape
 
 
 class Node:
@@ -31,6 +33,11 @@ class Node:
     @property
     def pending(self) -> bool:
         return self.operands is not None
+
+
+def array_shape(dimensions, dtype) -> Shape:
+    """The HLO shape of an array value of these dimensions and NumPy dtype."""
+    return Shape.array(PrimitiveType.from_numpy(np.dtype(dtype)), tuple(dimensions))
 
 
 def flat_operands(operands):

@@ -43,14 +43,26 @@ from xlapy.passes.pipeline import PIPELINE_START, PassEvent
 _MODULE_IDS = itertools.count()
 """Process-wide module ids, as XLA numbers its modules (HloModule::unique_id)."""
 _LAST_IDS: dict[str, int] = {}
-
-
-def last_module_id(name: str) -> int | None:
-    """The number the latest dumped module of this name got (what its later dumps,
-    such as execution snapshots, are filed under)."""
-    return _LAST_IDS.get(name)
-
 _UNSAFE_FILE_CHARACTERS = re.compile(r"[/\\\[\] ]")
+
+
+def filename_for(module: HloModule, suffix: str) -> str:
+    """`module_NNNN.NAME.SUFFIX` under the number the latest dump of this module's
+    name got (what later files, such as execution snapshots and the report, are
+    filed under), or a new number when it was not dumped."""
+    number = _LAST_IDS.get(module.name)
+    if number is None:
+        number = _LAST_IDS[module.name] = next(_MODULE_IDS)
+    return _file_name(number, module.name, suffix)
+
+
+def _file_name(number: int, module_name: str, suffix: str) -> str:
+    """`module_NNNN.NAME.SUFFIX`, without the name when that passes 255 characters."""
+    name = f"module_{number:04d}.{module_name}.{suffix}"
+    if len(name) > 255:
+        name = f"module_{number:04d}.{suffix}"
+    return _UNSAFE_FILE_CHARACTERS.sub("_", name)
+
 
 
 class ModuleDumper:
@@ -76,10 +88,7 @@ class ModuleDumper:
     # -- file names -----------------------------------------------------------------------
     def filename(self, suffix: str) -> str:
         """`module_NNNN.NAME.SUFFIX`, without the name when that passes 255 characters."""
-        name = f"module_{self.module_id:04d}.{self.module.name}.{suffix}"
-        if len(name) > 255:
-            name = f"module_{self.module_id:04d}.{suffix}"
-        return _UNSAFE_FILE_CHARACTERS.sub("_", name)
+        return _file_name(self.module_id, self.module.name, suffix)
 
     # -- dumps ----------------------------------------------------------------------------
     def dump(self, suffix: str) -> list[str]:

@@ -34,10 +34,7 @@ def _dump_hook(module: HloModule, backend: str) -> None:
     flags = debug_options()
     if not (flags.xlapy_dump_report and flags.xla_dump_to not in ("", "-")) or _WRITING:
         return
-    number = dump.last_module_id(module.name)
-    name = f"module_{number:04d}.{module.name}.report.html" if number is not None else \
-        f"{module.name}.report.html"
-    path = os.path.join(flags.xla_dump_to, name)
+    path = os.path.join(flags.xla_dump_to, dump.filename_for(module, "report.html"))
     _WRITING.append(path)
     try:   # under --xla_hlo_profile, each kernel timed on random arguments too
         runs = 5 if flags.xla_hlo_profile else 0

@@ -174,13 +174,8 @@ def _graph(module: HloModule, data: ReportData) -> None:
     for instruction in entry.instructions:
         if instruction.opcode is Opcode.CONSTANT:
             continue
-        label = instruction.opcode.value
-        if instruction.opcode is Opcode.FUSION:
-            body = instruction.called_computations[0]
-            ops = [i.opcode.value for i in body.instructions if i.opcode is not Opcode.PARAMETER]
-            kind = instruction.attrs.get("kind")
-            label = f"{getattr(kind, 'value', kind)}: {', '.join(dict.fromkeys(ops))}"
-        data.nodes.append((instruction.name, instruction.opcode.value, label))
+        data.nodes.append((instruction.name, instruction.opcode.value, kernel_label(instruction,
+                                                                                    unique=True)))
         for operand in dict.fromkeys(instruction.operands):
             if operand.opcode is not Opcode.CONSTANT:
                 data.edges.append((operand.name, instruction.name))
@@ -231,6 +226,16 @@ def _fused(instruction: HloInstruction) -> list[str]:
         return []
     body = instruction.called_computations[0]
     return [i.opcode.value for i in body.instructions if i.opcode is not Opcode.PARAMETER]
+
+
+def kernel_label(instruction: HloInstruction, unique: bool = False) -> str:
+    """`kLoop: exponential, multiply, tanh` for a fusion (its kind and fused opcodes,
+    each once with `unique`), else the opcode."""
+    if instruction.opcode is not Opcode.FUSION:
+        return instruction.opcode.value
+    ops = _fused(instruction)
+    kind = instruction.attrs.get("kind")
+    return f"{getattr(kind, 'value', kind)}: {', '.join(dict.fromkeys(ops) if unique else ops)}"
 
 
 def _short(instruction: HloInstruction) -> str:

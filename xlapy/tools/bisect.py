@@ -22,9 +22,12 @@ import numpy as np
 from xlapy.backends import get_backend
 from xlapy.hlo import parse
 from xlapy.hlo.ir import HloInstruction, HloModule
+from xlapy.hlo.mutation import replace_uses
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
+from xlapy.passes.dce import remove_unreachable_computations
 from xlapy.passes.default_pipeline import optimize
+from xlapy.report.collect import kernel_label
 from xlapy.tools.compare import ErrorReport, compare, output_errors
 
 _NOT_PROBED = (Opcode.PARAMETER, Opcode.CONSTANT)
@@ -104,11 +107,7 @@ def _kernel_of(module: HloModule, name: str) -> str:
         for caller in module.computations:
             for instruction in caller.instructions:
                 if computation in instruction.called_computations:
-                    ops = ", ".join(i.opcode.value for i in computation.instructions
-                                    if i.opcode is not Opcode.PARAMETER)
-                    kind = instruction.attrs.get("kind")
-                    kind = f"{getattr(kind, 'value', kind)}: " if kind is not None else ""
-                    return f"{instruction.name} ({kind}{ops})"
+                    return f"{instruction.name} ({kernel_label(instruction)})"
     return f"{name} (optimised away)"
 
 
@@ -131,89 +130,61 @@ def minimize(text: str, arguments: list, finding: Finding, backend: str | None,
     parameters where the mismatch stays."""
     original = parse(text).entry_computation
     by_name = {i.name: i for i in original.instructions}
-    cone = _cone(by_name[finding.name])
     replaced: list[str] = []
-
-    def fails(candidate: list[str]) -> bool:
-        module, inputs = _cut(text, finding.name, candidate, arguments, finding.values)
-        return _mismatches(module, inputs, backend, reference, atol, rtol, optimize_first)
-
     tries = 0
-    for name in [i.name for i in original.instructions if i.name in cone]:
-        instruction = by_name[name]
+    for instruction in original.instructions:
+        name = instruction.name
         if name == finding.name or instruction.opcode in _NOT_PROBED or \
                 name not in finding.values or tries >= _MAX_TRIES:
             continue
-        if name not in _cone_of(text, finding.name, replaced):
-            continue   # already cut off by an earlier replacement
+        if name not in _cone(by_name[finding.name], stop=set(replaced)):
+            continue   # not needed, or already cut off by an earlier replacement
         tries += 1
-        if fails(replaced + [name]):
+        module, inputs = _cut(text, finding.name, replaced + [name], arguments, finding.values)
+        if _mismatches(module, inputs, backend, reference, atol, rtol, optimize_first):
             replaced.append(name)
     module, inputs = _cut(text, finding.name, replaced, arguments, finding.values)
     return module.to_text(), inputs
 
 
-def _cone(instruction: HloInstruction) -> set[str]:
+def _cone(instruction: HloInstruction, stop: set[str] = frozenset()) -> set[str]:
+    """The names of `instruction` and what it depends on, not looking past `stop`."""
     seen: set[str] = set()
     stack = [instruction]
     while stack:
         i = stack.pop()
         if i.name not in seen:
             seen.add(i.name)
-            stack.extend(i.operands)
+            if i.name not in stop:
+                stack.extend(i.operands)
     return seen
 
 
-def _cone_of(text: str, root: str, replaced: list[str]) -> set[str]:
-    module, _ = _cut(text, root, replaced, None, None)
-    return {i.name for i in module.entry_computation.instructions}
-
-
-def _cut(text: str, root: str, replaced: list[str], arguments, values):
-    """The entry cut at `root`, each `replaced` instruction a new parameter; and
-    the inputs by parameter name (when `arguments` are given)."""
+def _cut(text: str, root: str, replaced: list[str], arguments: list, values: dict):
+    """The entry cut at `root`, each `replaced` instruction a new parameter fed its
+    value from `values`; and the inputs by parameter name."""
     module = parse(text)
     _drop_layout_attributes(module)
     entry = module.entry_computation
     by_name = {i.name: i for i in entry.instructions}
-    sources: dict[str, np.ndarray] = {}
     for name in replaced:
         old = by_name[name]
         new = HloInstruction(Opcode.PARAMETER, old.shape, [], {}, name=name, parameter_number=0)
         new.parent = entry
-        for instruction in entry.instructions:
-            instruction.operands = [new if o is old else o for o in instruction.operands]
         entry.instructions[entry.instructions.index(old)] = new
+        replace_uses(entry, old, new)
         by_name[name] = new
-        if values is not None:
-            sources[name] = values[name]
     keep = _cone(by_name[root])
     entry.instructions = [i for i in entry.instructions if i.name in keep]
     entry.root_instruction = by_name[root]
     inputs: dict[str, np.ndarray] = {}
     for number, parameter in enumerate(i for i in entry.instructions
                                        if i.opcode is Opcode.PARAMETER):
-        if arguments is not None:
-            inputs[parameter.name] = sources[parameter.name] if parameter.name in sources \
-                else np.asarray(arguments[parameter.parameter_number])
+        inputs[parameter.name] = values[parameter.name] if parameter.name in replaced \
+            else np.asarray(arguments[parameter.parameter_number])
         parameter.parameter_number = number
-    used = _called(module)
-    module.computations = [c for c in module.computations
-                           if c is entry or c.name in used]
+    remove_unreachable_computations(module)
     return module, inputs
-
-
-def _called(module: HloModule) -> set[str]:
-    names: set[str] = set()
-    stack = [module.entry_computation]
-    while stack:
-        computation = stack.pop()
-        for instruction in computation.instructions:
-            for called in instruction.called_computations:
-                if called.name not in names:
-                    names.add(called.name)
-                    stack.append(called)
-    return names
 
 
 def _mismatches(module: HloModule, inputs: dict, backend, reference, atol, rtol,

@@ -96,16 +96,24 @@ def _replay(path: str, args: argparse.Namespace) -> int:
         optimize(module)
     results = get_backend(backend).compile(module).execute(*snapshot.arguments)
     print(f"{path}: {module.name}, recorded on {snapshot.backend}, replayed on {backend}")
-    got, want = leaves(results), [((k,), r) for k, r in enumerate(snapshot.results)]
+    ok = _compare_outputs(results, snapshot.results, args, "the recorded results",
+                          "the snapshot recorded")
+    return 0 if ok else 1
+
+
+def _compare_outputs(results, expected, args: argparse.Namespace, against: str,
+                     counted: str) -> bool:
+    """Print each output's errors against `expected` (leaf by leaf) and the verdict."""
+    got, want = leaves(results), leaves(expected)
     ok = len(got) == len(want)
-    for (index, value), (_, recorded) in zip(got, want):
-        report = output_errors(value, recorded, args.abs_error_bound, args.rel_error_bound)
+    for (index, value), (_, reference) in zip(got, want):
+        report = output_errors(value, reference, args.abs_error_bound, args.rel_error_bound)
         print(f"  output {index_text(index)}: {report}")
         ok &= report.close
     if len(got) != len(want):
-        print(f"  {len(got)} outputs, the snapshot recorded {len(want)}")
-    print(f"  vs the recorded results: {'close enough' if ok else 'MISMATCH'}")
-    return 0 if ok else 1
+        print(f"  {len(got)} outputs, {counted} {len(want)}")
+    print(f"  vs {against}: {'close enough' if ok else 'MISMATCH'}")
+    return ok
 
 
 def _run_file(path: str, args: argparse.Namespace) -> int:
@@ -128,15 +136,7 @@ def _run_file(path: str, args: argparse.Namespace) -> int:
     if not args.reference:
         return 0
     expected = get_backend(args.reference).compile(parse(text)).execute(*arguments)
-    ok = True
-    for got, want in zip(leaves(results), leaves(expected)):
-        report = output_errors(got[1], want[1], args.abs_error_bound, args.rel_error_bound)
-        print(f"  output {index_text(got[0])}: {report}")
-        ok &= report.close
-    if len(leaves(results)) != len(leaves(expected)):
-        print(f"  {len(leaves(results))} outputs, the reference has {len(leaves(expected))}")
-        ok = False
-    print(f"  vs {args.reference}: {'close enough' if ok else 'MISMATCH'}")
+    ok = _compare_outputs(results, expected, args, args.reference, "the reference has")
     if not ok and args.bisect:
         _bisect(path, text.decode(errors="replace"), arguments, args)
     return 0 if ok else 1
