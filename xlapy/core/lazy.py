@@ -101,7 +101,8 @@ class LazyArray(ConcreteArray):
     __slots__ = ("_node", "_index", "_shape", "_dtype", "__weakref__")
 
     def __init__(self, node: Node, index: int | None, shape, dtype, weak_type: bool):
-        super().__init__(None, weak_type)
+        self._value = None   # (ConcreteArray's fields, set here: one made per recorded op)
+        self.weak_type = weak_type
         self._node = node
         self._index = index
         self._shape = shape
@@ -207,13 +208,16 @@ def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
     if state.cut_due is not None and not state.cuts_held:
         _cut_iteration()
     node = Node(instruction, operands, weak_type, next(_ORDER))
-    shape = instruction.shape
-    if shape.is_tuple:
-        arrays = tuple(LazyArray(node, i, s.dimensions, np.dtype(s.dtype), weak_type)
-                       for i, s in enumerate(shape.tuple_shapes))
+    results = _RESULTS.get(id(instruction))
+    if results is None or results[0] is not instruction:
+        results = _results(instruction)
+    if results[1]:
+        arrays = tuple(LazyArray(node, i, dims, dtype, weak_type)
+                       for i, (dims, dtype) in enumerate(results[2]))
         node.outputs = [weakref.ref(a) for a in arrays]
     else:
-        arrays = LazyArray(node, None, shape.dimensions, np.dtype(shape.dtype), weak_type)
+        dims, dtype = results[2]
+        arrays = LazyArray(node, None, dims, dtype, weak_type)
         node.outputs.append(weakref.ref(arrays))
     if state.log is not None:
         state.log.append(node)
@@ -224,6 +228,24 @@ def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
     if len(pending) >= _settings()[1]:
         _flush_a_prefix()
     return node, arrays
+
+
+_RESULTS: dict[int, tuple] = {}
+"""id(instruction) -> (instruction, is a tuple, (dimensions, NumPy dtype) of its result
+or of each tuple element): what every node of that signature hands back."""
+
+
+def _results(instruction: HloInstruction) -> tuple:
+    shape = instruction.shape
+    if len(_RESULTS) > 20000:
+        _RESULTS.clear()
+    if shape.is_tuple:
+        hit = (instruction, True, tuple((s.dimensions, np.dtype(s.dtype))
+                                        for s in shape.tuple_shapes))
+    else:
+        hit = (instruction, False, (shape.dimensions, np.dtype(shape.dtype)))
+    _RESULTS[id(instruction)] = hit
+    return hit
 
 
 _ITERATION_MIN = 8

@@ -36,7 +36,7 @@ STATS = Stats()
 """Counts since the process started: clusters run, compiled, found in the cache."""
 
 
-_INITIAL_VALUE_OPS = frozenset((Opcode.REDUCE, Opcode.REDUCE_WINDOW, Opcode.SELECT_AND_SCATTER,
+INITIAL_VALUE_OPS = frozenset((Opcode.REDUCE, Opcode.REDUCE_WINDOW, Opcode.SELECT_AND_SCATTER,
                                 Opcode.PAD, Opcode.SCATTER))
 """Their scalar operands (a reduction's initial value, padding) are constants of
 the cluster, as a trace makes them: fixed by the operation, and what codegen
@@ -56,7 +56,7 @@ def compiled(nodes: list[Node], outputs: list, breaks: list[str]) -> list:
         if is_ref(operand):   # a node computed by an earlier cluster
             computed, index = operand
             operand = computed.value[index or 0]
-        elif node.instruction.opcode in _INITIAL_VALUE_OPS and operand.ndim == 0:
+        elif node.instruction.opcode in INITIAL_VALUE_OPS and operand.ndim == 0:
             return ("c", operand.tobytes(), operand.dtype)
         key = id(operand)
         if key not in leaf_index:

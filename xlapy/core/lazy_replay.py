@@ -7,8 +7,10 @@ a call records, per signature (the function, each array argument's shape,
 dtype and weak type, every other argument's value): the first call runs on
 stand-ins of its array arguments (so nothing it records can depend on their
 values: reading one runs a cluster, and then nothing is learned), and the
-nodes it made become a recipe. Later calls of that signature add the
-recipe's nodes directly. A call whose result is not made of its own pending
+nodes it made become a recipe (several nodes become one `call`: lazy_call).
+That call and later ones of the signature add the recipe's nodes directly, so
+every call of a signature records the same nodes, and a wrong recipe shows
+at its first use. A call whose result is not made of its own pending
 nodes (a concrete value, a shape, an index found by reading data) is never
 replayed; neither is one inside a trace.
 """
@@ -22,13 +24,10 @@ import numpy as np
 
 from xlapy.core import lazy
 from xlapy.core.array import ConcreteArray
+from xlapy.core.lazy import LazyArray
+from xlapy.core.lazy_call import as_call
 from xlapy.core.lazy_graph import is_ref, refs
 from xlapy.core.trace import as_array, current_trace, with_weak_type
-from xlapy.flags import debug_options, register_flag
-
-register_flag("xlapy_lazy_replay_check", "bool", False,
-              "testing: a learned xnp call returns its recipe's replay instead of its own "
-              "result, so a test suite run lazily checks every recipe")
 
 _SIZE = 4096
 _CACHE: OrderedDict[tuple, _Recipe | None] = OrderedDict()
@@ -128,6 +127,10 @@ def _learn(fn, key, args, kwargs, arrays):
         recipe = None
         if lazy.STATS.clusters == clusters and all(c is not None for c in copies):
             recipe = _recipe(out, log, {c.order: i for i, c in enumerate(copies)})
+        if recipe is not None:
+            recipe.steps, recipe.results = as_call(
+                recipe.steps, recipe.results, [(a.shape, a.dtype) for a in converted],
+                getattr(fn, "__name__", "xnp"))
     finally:
         _STATE.learning -= 1
         lazy._STATE.cuts_held -= 1
@@ -136,9 +139,11 @@ def _learn(fn, key, args, kwargs, arrays):
     _CACHE[key] = recipe
     if len(_CACHE) > _SIZE:
         _CACHE.popitem(last=False)
-    if recipe is not None and debug_options().xlapy_lazy_replay_check:
-        return _replay(recipe, arrays)   # what every later call will get, checked now
-    return out
+    if recipe is None:
+        return out
+    for node in log:   # the replay stands for what learning recorded: every call of
+        lazy._PENDING.pop(node.order, None)   # a signature records the same nodes
+    return _replay(recipe, arrays)
 
 
 def _recipe(out, log: list, marks: dict) -> _Recipe | None:
@@ -215,12 +220,15 @@ def _operand(spec, given: list, nodes: list):
 
 def _replay(recipe: _Recipe, arrays: list):
     args = [as_array(a) if type(a) is np.ndarray else a for a in arrays]
-    given = [lazy.operand_of(a) for a in args]
+    given = [(a._node, a._index) if type(a) is LazyArray and a._value is None else a.value
+             for a in args]
     nodes: list = []
     handles: list = []
+    add_node = lazy.add_node
     for instruction, specs, weak in recipe.steps:
-        node, arrays_made = lazy.add_node(instruction, [_operand(s, given, nodes) for s in specs],
-                                          weak)
+        node, arrays_made = add_node(instruction, [given[s[1]] if s[0] == "a" else
+                                                   _operand(s, given, nodes) for s in specs],
+                                     weak)
         nodes.append(node)
         handles.append(arrays_made)
     leaves = []
