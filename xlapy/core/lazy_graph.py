@@ -4,6 +4,8 @@ when two recordings are the same program (so a cluster is compiled once)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from xlapy.hlo.dtypes import PrimitiveType
@@ -65,11 +67,20 @@ def spell(nodes: list[Node], leaf) -> tuple:
     recipe a module is built from: per node, its instruction's signature and
     its operands spelled ("n", position, tuple index) for a node among them,
     ("t", parts) for a tuple, and `leaf(operand, node)` for anything else (the
-    caller's spelling of a module parameter, ("p", number), or a constant)."""
+    caller's spelling of a module parameter, ("p", number), or a constant).
+    Every step records it again, so the common operands are spelled inline."""
     position = {node.order: k for k, node in enumerate(nodes)}
-    return tuple((signature(n.instruction), tuple([_spell(o, position, leaf, n)
-                                                   for o in n.operands]))
-                 for n in nodes)
+    spelled = []
+    for n in nodes:
+        operands = []
+        for o in n.operands:
+            if type(o) is tuple and len(o) == 2 and type(o[0]) is Node:
+                k = position.get(o[0].order)
+                operands.append(("n", k, o[1]) if k is not None else leaf(o, n))
+            else:
+                operands.append(_spell(o, position, leaf, n))
+        spelled.append((signature(n.instruction), tuple(operands)))
+    return tuple(spelled)
 
 
 def _spell(operand, position: dict, leaf, node: Node):
@@ -86,21 +97,42 @@ def _spell(operand, position: dict, leaf, node: Node):
 
 
 _SIGNATURES: dict[int, tuple] = {}
-"""id(instruction or computation) -> (the object, kept alive, and its structural key)."""
+"""id(instruction or computation) -> (the object, kept alive, and its signature)."""
+_INTERNED: dict[tuple, int] = {}
+"""Structural key -> its signature: a small int, so the keys built of signatures
+every step (a cluster's, a capture's) hash in time of their length, not of the
+structures of the called computations inside them."""
+_NUMBERS = itertools.count()
+"""Signatures are never reused, so a cache key kept past a reset cannot match
+another structure."""
 
 
-def signature(instruction: HloInstruction):
+def _interned(key: tuple) -> int:
+    number = _INTERNED.get(key)
+    if number is None:
+        number = _INTERNED[key] = next(_NUMBERS)
+    return number
+
+
+def _remembered(thing, key: tuple) -> int:
+    if len(_SIGNATURES) > 20000:
+        _SIGNATURES.clear()
+        _INTERNED.clear()
+    number = _interned(key)
+    _SIGNATURES[id(thing)] = (thing, number)
+    return number
+
+
+def signature(instruction: HloInstruction) -> int:
     """What makes two recorded instructions the same op: opcode, shape, attributes,
     called computations by structure (not by name or identity: each eager `grad`
-    traces fresh ones)."""
+    traces fresh ones); equal signatures mean equal structures."""
     hit = _SIGNATURES.get(id(instruction))
-    if hit is None:
-        if len(_SIGNATURES) > 20000:
-            _SIGNATURES.clear()
-        hit = _SIGNATURES[id(instruction)] = (instruction, (
-            instruction.opcode, instruction.shape.to_text(),
-            tuple((k, _attr_key(v)) for k, v in instruction.attrs.items() if k != "metadata")))
-    return hit[1]
+    if hit is not None and hit[0] is instruction:
+        return hit[1]
+    return _remembered(instruction, (
+        instruction.opcode, instruction.shape.to_text(),
+        tuple((k, _attr_key(v)) for k, v in instruction.attrs.items() if k != "metadata")))
 
 
 def _attr_key(value):
@@ -115,15 +147,14 @@ def _attr_key(value):
     return value
 
 
-def computation_signature(computation: HloComputation) -> tuple:
+def computation_signature(computation: HloComputation) -> int:
     hit = _SIGNATURES.get(id(computation))
-    if hit is None:
-        index = {id(i): k for k, i in enumerate(computation.instructions)}
-        body = tuple((i.opcode, i.shape.to_text(), tuple(index[id(o)] for o in i.operands),
-                      i.parameter_number,
-                      None if i.literal is None else np.asarray(i.literal).tobytes(),
-                      tuple((k, _attr_key(v)) for k, v in i.attrs.items() if k != "metadata"))
-                     for i in computation.instructions)
-        hit = _SIGNATURES[id(computation)] = (computation, (
-            body, index[id(computation.root_instruction)]))
-    return hit[1]
+    if hit is not None and hit[0] is computation:
+        return hit[1]
+    index = {id(i): k for k, i in enumerate(computation.instructions)}
+    body = tuple((i.opcode, i.shape.to_text(), tuple(index[id(o)] for o in i.operands),
+                  i.parameter_number,
+                  None if i.literal is None else np.asarray(i.literal).tobytes(),
+                  tuple((k, _attr_key(v)) for k, v in i.attrs.items() if k != "metadata"))
+                 for i in computation.instructions)
+    return _remembered(computation, (body, index[id(computation.root_instruction)]))
