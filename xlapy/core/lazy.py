@@ -339,21 +339,34 @@ def stand_in(arg) -> LazyArray:
     return add_node(instruction, [operand_of(arg)], arg.weak_type, may_begin_iteration=False)[1]
 
 
-def unmark(copies: list[Node], start: int) -> None:
-    """Point the operations recorded after `start` at the stand-ins' arguments
-    themselves and drop the copies from the pending graph (a handle kept on a
-    stand-in still works: its node keeps its operand)."""
+def unmark(copies: list[Node], nodes: list[Node]) -> None:
+    """Point `nodes` (those recorded since the stand-ins, in the log) at the
+    stand-ins' arguments themselves and drop the copies from the pending graph
+    (a handle kept on a stand-in still works: its node keeps its operand)."""
     sources = {n.order: n.operands[0] for n in copies if n is not None and n.pending}
     if not sources:
         return
-    for order in reversed(_PENDING):
-        if order <= start:
-            break
-        node = _PENDING[order]
-        if order not in sources:
+    for node in nodes:
+        if node.operands is not None and node.order not in sources:
             node.operands = [_redirect(o, sources) for o in node.operands]
     for order in sources:
         _PENDING.pop(order, None)
+
+
+@contextlib.contextmanager
+def logged():
+    """The nodes recorded inside, in order (a list that fills as they are made);
+    an enclosing log gets them too when the block ends, except those the block
+    drops from its own list."""
+    outer = _STATE.log
+    log: list = []
+    _STATE.log = log
+    try:
+        yield log
+    finally:
+        _STATE.log = outer
+        if outer is not None:
+            outer.extend(log)
 
 
 def _redirect(operand, sources):
@@ -407,30 +420,35 @@ def materialize(arrays: list[LazyArray], reason: str) -> None:
     gc.collect(0)   # handles kept only by garbage cycles (autodiff's tapes) are not held
     arrays += [a for node in list(_PENDING.values()) for ref in node.outputs
                if (a := ref()) is not None and a._value is None]
-    _run(_cluster(arrays), reason)
+    _run(_cluster(arrays), reason, rest_dropped=True)
     _PENDING.clear()   # what is left, nothing holds: it would only join the next cluster
     _STATE.cut_due = _STATE.repeat = None
 
 
-def _run(nodes: list[Node], reason: str) -> None:
+def _run(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
     """Compute the pending `nodes` (closed under their operands, in recording
-    order): the values the program holds, and those later nodes will read."""
+    order): the values the program holds, and those later nodes will read
+    (none, when the rest of the pending graph is dropped after)."""
     if not nodes:
         return
     _BREAKS.append(f"{reason}: a cluster of {len(nodes)} operations")
     del _BREAKS[:-_MAX_BREAKS]
     STATS.clusters += 1
     STATS.operations += len(nodes)
-    inside = {n.order for n in nodes}
-    wanted = {(n.order, a._index) for n in nodes for ref in n.outputs
-              if (a := ref()) is not None and a._value is None}
-    for other in _PENDING.values():   # values a later cluster will read
-        if other.order not in inside:
-            wanted.update((node.order, index) for node, index in refs(other.operands)
-                          if node.order in inside)
-    by_order = {n.order: n for n in nodes}
+    held: dict = {}   # (node order, index) -> the LazyArrays the program holds for it
+    by_order: dict = {}
+    for n in nodes:
+        by_order[n.order] = n
+        for ref in n.outputs:
+            if (a := ref()) is not None:
+                held.setdefault((n.order, a._index), []).append(a)
+    wanted = {k for k, arrays in held.items() if any(a._value is None for a in arrays)}
+    if not rest_dropped:
+        for other in _PENDING.values():   # values a later cluster will read
+            if other.order not in by_order:
+                wanted.update((node.order, index) for node, index in refs(other.operands)
+                              if node.order in by_order)
     outputs = [(by_order[k], i) for k, i in sorted(wanted, key=lambda w: (w[0], w[1] or 0))]
-    held = _held(nodes)
     if len(nodes) < debug_options().xla_min_cluster_size:
         values = lazy_cluster.interpret(nodes, outputs)
     else:
@@ -439,21 +457,12 @@ def _run(nodes: list[Node], reason: str) -> None:
         node.operands = None
         node.value = [None] * (len(node.instruction.shape.tuple_shapes)
                                if node.instruction.shape.is_tuple else 1)
-        _PENDING.pop(node.order, None)
+        if not rest_dropped:
+            _PENDING.pop(node.order, None)
     for (node, index), value in zip(outputs, values):
         node.value[index or 0] = value
         for array in held.get((node.order, index), ()):
             array._set(value)
-
-
-def _held(nodes) -> dict:
-    """(node order, index) -> the LazyArrays the program still holds for that result."""
-    held: dict = {}
-    for n in nodes:
-        for ref in n.outputs:
-            if (a := ref()) is not None:
-                held.setdefault((n.order, a._index), []).append(a)
-    return held
 
 
 def _cluster(arrays) -> list[Node]:

@@ -19,7 +19,7 @@ import numpy as np
 
 from xlapy.core import lazy, lazy_cluster
 from xlapy.core.array import Array, ConcreteArray
-from xlapy.core.lazy_graph import Node, array_shape, is_ref, refs, spell
+from xlapy.core.lazy_graph import array_shape, is_ref, spell
 from xlapy.core.pytree import TreeDef, tree_flatten, tree_unflatten
 from xlapy.hlo.ir import HloComputation
 
@@ -57,61 +57,49 @@ def capture(fun, args: list[Array], in_tree: TreeDef, name: str) -> Capture | No
     it: a cluster ran inside (a value was read, so later operations saw
     constants, not the arguments), or an output is not a pending array."""
     clusters = lazy.STATS.clusters
-    start = next(lazy._ORDER)
     stand_ins = [lazy.stand_in(a) for a in args]
     copies = [a._node for a in stand_ins]
     marks = {n.order: k for k, n in enumerate(copies) if n is not None}
     tainted, _STATE.tainted = _STATE.tainted, False
     lazy._STATE.cuts_held += 1
-    try:
-        out = fun(*tree_unflatten(in_tree, stand_ins))
-    except BaseException:
-        lazy.unmark(copies, start)
-        raise
-    finally:
-        lazy._STATE.cuts_held -= 1
-        tainted, _STATE.tainted = _STATE.tainted, tainted
-    leaves, out_tree = tree_flatten(out)
-    try:
-        if tainted or lazy.STATS.clusters != clusters or not all(
-                type(x) is lazy.LazyArray and x._value is None and x._node is not None
-                and x._node.pending and x._node.order not in marks for x in leaves):
-            return None
-        nodes = _between(leaves, start, marks)
-        captures: list[Array] = []
-        capture_index: dict = {}
+    with lazy.logged() as log:
+        try:
+            out = fun(*tree_unflatten(in_tree, stand_ins))
+        except BaseException:
+            lazy.unmark(copies, log)
+            raise
+        finally:
+            lazy._STATE.cuts_held -= 1
+            tainted, _STATE.tainted = _STATE.tainted, tainted
+        leaves, out_tree = tree_flatten(out)
+        try:
+            if tainted or lazy.STATS.clusters != clusters or not all(
+                    type(x) is lazy.LazyArray and x._value is None and x._node is not None
+                    and x._node.pending and x._node.order not in marks for x in leaves):
+                return None
+            # what the function recorded, in order (what it made and dropped
+            # compiles to nothing)
+            nodes = [n for n in log if n.operands is not None]
+            captures: list[Array] = []
+            capture_index: dict = {}
 
-        def leaf(operand, node) -> tuple:
-            if is_ref(operand) and operand[0].order in marks:
-                return ("p", marks[operand[0].order])
-            key = (operand[0].order, operand[1]) if is_ref(operand) else id(operand)
-            if key not in capture_index:
-                capture_index[key] = len(args) + len(captures)
-                captures.append(_handle(operand))
-            return ("p", capture_index[key])
+            def leaf(operand, node) -> tuple:
+                if is_ref(operand) and operand[0].order in marks:
+                    return ("p", marks[operand[0].order])
+                key = (operand[0].order, operand[1]) if is_ref(operand) else id(operand)
+                if key not in capture_index:
+                    capture_index[key] = len(args) + len(captures)
+                    captures.append(_handle(operand))
+                return ("p", capture_index[key])
 
-        structure = spell(nodes, leaf)
-        position = {n.order: k for k, n in enumerate(nodes)}
-        wanted = tuple((position[x._node.order], x._index) for x in leaves)
-        avals = tuple((tuple(a.shape), np.dtype(a.dtype)) for a in (*args, *captures))
-        computation = _computation(name, nodes, structure, wanted, avals)
-    finally:
-        lazy.unmark(copies, start)
+            structure = spell(nodes, leaf)
+            position = {n.order: k for k, n in enumerate(nodes)}
+            wanted = tuple((position[x._node.order], x._index) for x in leaves)
+            avals = tuple((tuple(a.shape), np.dtype(a.dtype)) for a in (*args, *captures))
+            computation = _computation(name, nodes, structure, wanted, avals)
+        finally:
+            lazy.unmark(copies, log)
     return Capture(computation, captures, leaves, out_tree)
-
-
-def _between(outputs, start: int, marks) -> list[Node]:
-    """The pending nodes recorded after `start` that the outputs depend on, in
-    recording order (the walk stops at the stand-ins and at older nodes)."""
-    seen: dict[int, Node] = {}
-    stack = [x._node for x in outputs]
-    while stack:
-        node = stack.pop()
-        if node.order in seen or node.order in marks or node.order <= start:
-            continue
-        seen[node.order] = node
-        stack.extend(ref[0] for ref in refs(node.operands))
-    return [seen[k] for k in sorted(seen)]
 
 
 def _handle(operand) -> Array:

@@ -48,12 +48,14 @@ class _Recipe:
     value) for a scalar constant, ("t", specs) for a tuple; and the result
     leaves, ("a", i, weak) or ("n", j, index, weak), in a list or alone."""
 
-    __slots__ = ("steps", "results", "container")
+    __slots__ = ("steps", "results", "container", "direct", "single")
 
     def __init__(self, steps, results, container):
         self.steps = steps
         self.results = results
         self.container = container
+        self.direct = False   # NumPy arguments are operands as they are
+        self.single = False   # one step, whose one result is the call's, as made
 
 
 def replayed(fn):
@@ -65,8 +67,8 @@ def replayed(fn):
             return fn(*args, **kwargs)
         arrays: list = []
         try:
-            key = (fn, lazy._ENVIRON.get(lazy._KEY), _spec(args, arrays),
-                   _spec(tuple(sorted(kwargs.items())), arrays) if kwargs else None)
+            key = (fn, lazy._ENVIRON.get(lazy._KEY), _specs(args, arrays),
+                   _specs(tuple(sorted(kwargs.items())), arrays) if kwargs else None)
             recipe = _CACHE.get(key, _MISSING)
         except _Unknown:
             return fn(*args, **kwargs)
@@ -74,7 +76,6 @@ def replayed(fn):
             return _learn(fn, key, args, kwargs, arrays)
         if recipe is None:
             return fn(*args, **kwargs)
-        _CACHE.move_to_end(key)
         return _replay(recipe, arrays)
 
     wrapper.__wrapped_for_lazy__ = fn
@@ -85,20 +86,31 @@ class _Unknown(Exception):
     """An argument the signature cannot spell: the call just runs."""
 
 
-def _spec(value, arrays: list):
-    """The hashable signature of an argument; arrays are appended to `arrays`."""
-    kind = type(value)
-    if kind is lazy.LazyArray or kind is ConcreteArray:
-        arrays.append(value)
-        return ("A", tuple(value.shape), value.dtype, value.weak_type)
-    if kind is np.ndarray:
-        arrays.append(value)
-        return ("N", value.shape, value.dtype)
-    if kind is tuple or kind is list:
-        return (kind, tuple(_spec(v, arrays) for v in value))
-    if isinstance(value, _SCALARS):
-        return (kind, value)
-    raise _Unknown
+def _specs(values, arrays: list) -> tuple:
+    """The hashable signature of each argument: (shape, dtype, weak type) of an
+    xlapy array, ("N", shape, dtype) of a NumPy one, (type, value) of a scalar,
+    (type, parts) of a tuple or list; arrays are appended to `arrays`. (Every
+    replayed call spells its arguments: the common cases come first.)"""
+    spelled = []
+    for value in values:
+        kind = type(value)
+        if kind is LazyArray:
+            arrays.append(value)
+            spelled.append((value._shape, value._dtype, value.weak_type))
+        elif kind is ConcreteArray:
+            arrays.append(value)
+            array = value.value
+            spelled.append((array.shape, array.dtype, value.weak_type))
+        elif kind is np.ndarray:
+            arrays.append(value)
+            spelled.append(("N", value.shape, value.dtype))
+        elif kind is tuple or kind is list:
+            spelled.append((kind, _specs(value, arrays)))
+        elif isinstance(value, _SCALARS):
+            spelled.append((kind, value))
+        else:
+            raise _Unknown
+    return tuple(spelled)
 
 
 def _rebuild(value, stand_ins):
@@ -113,36 +125,44 @@ def _rebuild(value, stand_ins):
 
 def _learn(fn, key, args, kwargs, arrays):
     converted = [as_array(a) for a in arrays]
-    start = next(lazy._ORDER)
     stand_ins = [lazy.stand_in(a) for a in converted]
     copies = [s._node for s in stand_ins]
     clusters = lazy.STATS.clusters
-    log: list = []
-    lazy._STATE.log = log
+    recipe = None
     lazy._STATE.cuts_held += 1
     _STATE.learning += 1
     try:
-        it = iter(stand_ins)
-        out = fn(*_rebuild(args, it), **{k: _rebuild(v, it) for k, v in sorted(kwargs.items())})
-        recipe = None
-        if lazy.STATS.clusters == clusters and all(c is not None for c in copies):
-            recipe = _recipe(out, log, {c.order: i for i, c in enumerate(copies)})
-        if recipe is not None:
-            recipe.steps, recipe.results = as_call(
-                recipe.steps, recipe.results, [(a.shape, a.dtype) for a in converted],
-                getattr(fn, "__name__", "xnp"))
+        with lazy.logged() as log:
+            try:
+                it = iter(stand_ins)
+                out = fn(*_rebuild(args, it),
+                         **{k: _rebuild(v, it) for k, v in sorted(kwargs.items())})
+                if lazy.STATS.clusters == clusters and all(c is not None for c in copies):
+                    recipe = _recipe(out, log, {c.order: i for i, c in enumerate(copies)})
+                if recipe is not None:
+                    recipe.steps, recipe.results = as_call(
+                        recipe.steps, recipe.results, [(a.shape, a.dtype) for a in converted],
+                        getattr(fn, "__name__", "xnp"))
+            finally:
+                lazy.unmark(copies, log if recipe is None else [])
+                if recipe is not None:   # the replay stands for what learning recorded:
+                    for node in log:     # every call of a signature records the same nodes
+                        lazy._PENDING.pop(node.order, None)
+                    log.clear()
     finally:
         _STATE.learning -= 1
         lazy._STATE.cuts_held -= 1
-        lazy._STATE.log = None
-        lazy.unmark(copies, start)
+    if recipe is not None:   # NumPy arguments go in as they are (no conversion)
+        recipe.direct = all(c.value is a for c, a in zip(converted, arrays)
+                            if type(a) is np.ndarray)
+        results = recipe.results
+        recipe.single = (len(recipe.steps) == 1 and recipe.container is None
+                         and results[0][0] == "n" and results[0][3] == recipe.steps[0][2])
     _CACHE[key] = recipe
     if len(_CACHE) > _SIZE:
         _CACHE.popitem(last=False)
     if recipe is None:
         return out
-    for node in log:   # the replay stands for what learning recorded: every call of
-        lazy._PENDING.pop(node.order, None)   # a signature records the same nodes
     return _replay(recipe, arrays)
 
 
@@ -219,22 +239,27 @@ def _operand(spec, given: list, nodes: list):
 
 
 def _replay(recipe: _Recipe, arrays: list):
-    args = [as_array(a) if type(a) is np.ndarray else a for a in arrays]
-    given = [(a._node, a._index) if type(a) is LazyArray and a._value is None else a.value
-             for a in args]
+    args = arrays if recipe.direct else [as_array(a) if type(a) is np.ndarray else a
+                                         for a in arrays]
+    given = [(a._node, a._index) if type(a) is LazyArray and a._value is None else
+             a if type(a) is np.ndarray else a.value for a in args]
+    if recipe.single:   # one node (an op, or the call of several), its one result as made
+        instruction, specs, weak = recipe.steps[0]
+        made = lazy.add_node(instruction, [given[s[1]] if s[0] == "a" else s[1] if s[0] == "c"
+                                           else _operand(s, given, ()) for s in specs], weak)[1]
+        index = recipe.results[0][2]
+        return made if index is None else made[index]
     nodes: list = []
     handles: list = []
-    add_node = lazy.add_node
     for instruction, specs, weak in recipe.steps:
-        node, arrays_made = add_node(instruction, [given[s[1]] if s[0] == "a" else
-                                                   _operand(s, given, nodes) for s in specs],
-                                     weak)
+        node, arrays_made = lazy.add_node(instruction, [_operand(s, given, nodes)
+                                                        for s in specs], weak)
         nodes.append(node)
         handles.append(arrays_made)
     leaves = []
     for result in recipe.results:
         if result[0] == "a":
-            leaves.append(with_weak_type(args[result[1]], result[2]))
+            leaves.append(with_weak_type(as_array(args[result[1]]), result[2]))
             continue
         _, j, index, weak = result
         made = handles[j] if index is None else handles[j][index]
