@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("xlapy.sharding", "xlapy.spmd"),
     ("xlapy",),
     ("xlapy.models", "xlapy.fuzz"),
+    ("xlapy.frontends",),
     ("xlapy.tools", "xlapy.cli"),
 ]
 """Lowest first. A module belongs to the longest prefix listed; modules of one

@@ -30,6 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lazy", action="store_true",
                         help="eager code op by op, lazily (auto-clustered) and jitted, and the "
                         "cost of recording an operation (benchmarks/lazy_suite.py)")
+    parser.add_argument("--torch", action="store_true",
+                        help="nn.TransformerEncoderLayer forward and forward+backward through "
+                        "torch.compile: backend='xlapy', Inductor and eager "
+                        "(benchmarks/torch_suite.py)")
     parser.add_argument("--distributed", action="store_true",
                         help="all-reduce bandwidth against mpi4py and data-parallel training "
                         "on 1, 2 and 4 processes (benchmarks/mpi_suite.py; launches mpiexec)")
@@ -61,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
         from benchmarks import lazy_suite  # the checkout's, as above
 
         return lazy_suite.run(tiny=args.tiny)
+    if args.torch:
+        from benchmarks import torch_suite  # the checkout's, as above
+
+        return torch_suite.run(tiny=args.tiny)
     if args.distributed:
         from benchmarks import mpi_suite  # the checkout's, as above
 
