@@ -305,18 +305,29 @@ class Codegen:
         themselves with `fused_parameters=False` — and the outputs listed."""
         operands = self.kernel_operands(instruction)
         outputs = self.output_leaves(instruction)
-        slices = [s for _, s in operands] + [s for _, _, s in outputs]
+        out_slices = [s for _, _, s in outputs]
+        # An operand whose buffer an output takes over in place is read through that
+        # output's pointer: with one pointer LLVM sees each element read before it is
+        # written (and vectorises without overlap checks, which would fail), and the
+        # other pointers stay noalias.
+        in_place = {i: out_slices.index(s) for i, (_, s) in enumerate(operands)
+                    if s in out_slices}
+        kept = [i for i in range(len(operands)) if i not in in_place]
+        slices = [operands[i][1] for i in kept] + out_slices
         name = f"k{self._kernels}_{symbol_name(instruction.name)}"
         self._kernels += 1
         fn, b, pointers, begin, end = kernel_function(self.llmod, name, len(slices),
-                                                      noalias=disjoint(slices, len(operands)))
+                                                      noalias=disjoint(slices, len(kept)))
+        out_pointers = pointers[len(kept):]
+        in_pointers = dict(zip(kept, pointers))
+        in_pointers.update((i, out_pointers[j]) for i, j in in_place.items())
         if fused_parameters and instruction.opcode is Op.FUSION:
             inputs = instruction.attr("calls").parameters
         else:
             inputs = [operand for operand, _ in operands]
-        arrays = {p: IrArray(b, ptr, p.shape) for p, ptr in zip(inputs, pointers)}
+        arrays = {p: IrArray(b, in_pointers[i], p.shape) for i, p in enumerate(inputs)}
         out_arrays = [IrArray(b, ptr, shape) for (_, shape, _), ptr in
-                      zip(outputs, pointers[len(operands):])]
+                      zip(outputs, out_pointers)]
         return LoopKernel(fn, b, begin, end, slices, arrays, out_arrays)
 
     def emit_loop_kernel(self, instruction: HloInstruction) -> None:
