@@ -17,7 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "xlapy"
 LAYERS: list[tuple[str, ...]] = [
     ("xlapy.errors", "xlapy.flags", "xlapy.version"),
     ("xlapy.distributed",),
-    ("xlapy.hlo",),
+    ("xlapy.hlo", "xlapy.stablehlo"),
     ("xlapy.analysis",),
     ("xlapy.passes",),
     ("xlapy.codegen",),

@@ -1,6 +1,6 @@
 """xlapy: XLA, the compiler for linear algebra and machine learning, in Python."""
 
-from xlapy import hlo
+from xlapy import hlo, stablehlo
 from xlapy.backends import available_backends
 from xlapy.core.array import Array
 from xlapy.core.lazy import block_until_ready, jit_scope
@@ -44,5 +44,6 @@ __all__ = ["Array", "CompileError", "ExecutionError", "ParseError", "RecompileWa
            "VerifierError", "XlapyError", "available_backends", "block_until_ready", "compile",
            "custom_jvp", "custom_vjp", "device_put", "devices", "distributed", "execute",
            "float0", "grad", "hessian", "hlo", "jacfwd", "jacrev", "jit", "jit_scope", "jvp",
-           "lax", "nn", "numpy", "pmap", "random", "shard_map", "sharding", "stop_gradient",
+           "lax", "nn", "numpy", "pmap", "random", "shard_map", "sharding", "stablehlo",
+           "stop_gradient",
            "value_and_grad", "vjp"]

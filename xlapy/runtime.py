@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from xlapy import stablehlo
 from xlapy.backends import Executable, get_backend
 from xlapy.hlo import parse
 from xlapy.hlo.ir import HloModule
 
 
 def compile(module: HloModule | str, backend: str | None = None) -> Executable:  # noqa: A001
-    """Compile `module` (an HloModule or HLO text) for `backend`."""
-    if isinstance(module, str):
-        module = parse(module)
+    """Compile `module` (an HloModule, HLO text, or StableHLO text as JAX prints it)
+    for `backend`."""
+    if isinstance(module, str | bytes):
+        module = stablehlo.parse(module) if stablehlo.is_stablehlo(module) else parse(module)
     return get_backend(backend).compile(module)
 
 
