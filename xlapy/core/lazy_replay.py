@@ -68,7 +68,8 @@ def replayed(fn):
         arrays: list = []
         try:
             key = (fn, lazy._ENVIRON.get(lazy._KEY), _specs(args, arrays),
-                   _specs(tuple(sorted(kwargs.items())), arrays) if kwargs else None)
+                   (tuple(kwargs), _specs(tuple(kwargs.values()), arrays))
+                   if kwargs else None)
             recipe = _CACHE.get(key, _MISSING)
         except _Unknown:
             return fn(*args, **kwargs)
@@ -136,7 +137,7 @@ def _learn(fn, key, args, kwargs, arrays):
             try:
                 it = iter(stand_ins)
                 out = fn(*_rebuild(args, it),
-                         **{k: _rebuild(v, it) for k, v in sorted(kwargs.items())})
+                         **{k: _rebuild(v, it) for k, v in kwargs.items()})
                 if lazy.STATS.clusters == clusters and all(c is not None for c in copies):
                     recipe = _recipe(out, log, {c.order: i for i, c in enumerate(copies)})
                 if recipe is not None:
