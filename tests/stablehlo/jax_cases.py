@@ -120,7 +120,7 @@ def _bitcasts(x, y):
 
 
 def _pads(x):
-    padded = lax.pad(x, -1.0, ((1, -1, 1), (0, 2, 2)))
+    padded = lax.pad(x, jnp.array(-1.0, x.dtype), ((1, -1, 1), (0, 2, 2)))
     return padded, x[0:3:2, 1:4:2], jnp.concatenate([x, jnp.flip(x, 1)], axis=0)
 
 

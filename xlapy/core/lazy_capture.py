@@ -77,9 +77,10 @@ def capture(fun, args: list[Array], in_tree: TreeDef, name: str) -> Capture | No
                     type(x) is lazy.LazyArray and x._value is None and x._node is not None
                     and x._node.pending and x._node.order not in marks for x in leaves):
                 return None
-            # what the function recorded, in order (what it made and dropped
-            # compiles to nothing)
-            nodes = [n for n in log if n.operands is not None]
+            # what the function recorded and is still pending, in order (what
+            # learning an xnp call made and dropped, and its stand-ins, are not)
+            pending = lazy._PENDING
+            nodes = [n for n in log if n.order in pending]
             captures: list[Array] = []
             capture_index: dict = {}
 
