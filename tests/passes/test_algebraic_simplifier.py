@@ -12,6 +12,7 @@ from tests.passes import (
     test_algsimp_arith,
     test_algsimp_dot,
     test_algsimp_logic,
+    test_algsimp_pads,
     test_algsimp_reduce,
     test_algsimp_shapes,
     test_algsimp_slicing,
@@ -23,7 +24,7 @@ from xlapy.passes.algebraic_simplifier import RULES, AlgebraicSimplifier
 
 FAMILY_TESTS = [
     (test_algsimp_arith, hlo), (test_algsimp_logic, hlo), (test_algsimp_shapes, hlo),
-    (test_algsimp_slicing, hlo), (test_algsimp_dot, hlo),
+    (test_algsimp_slicing, hlo), (test_algsimp_dot, hlo), (test_algsimp_pads, hlo),
     (test_algsimp_reduce, test_algsimp_reduce.module),
 ]
 

@@ -45,6 +45,7 @@ from xlapy.passes import (
     algsimp_arith,
     algsimp_dot,
     algsimp_logic,
+    algsimp_pads,
     algsimp_reduce,
     algsimp_shapes,
     algsimp_slicing,
@@ -53,7 +54,7 @@ from xlapy.passes.algsimp_core import Rewriter, Rule
 from xlapy.passes.pass_interface import Pass
 
 _FAMILIES = (algsimp_arith, algsimp_logic, algsimp_shapes, algsimp_slicing, algsimp_dot,
-             algsimp_reduce)
+             algsimp_reduce, algsimp_pads)
 
 
 def _merge_tables() -> dict[Opcode, tuple[Rule, ...]]:

@@ -163,7 +163,7 @@ def pad_empty_operand(op: HloInstruction, b: Rewriter) -> HloInstruction | None:
     return b.add(Op.BROADCAST, [value], op.shape, dimensions=())
 
 
-def _same_value(a: HloInstruction, b: HloInstruction) -> bool:
+def same_value(a: HloInstruction, b: HloInstruction) -> bool:
     """The same instruction, or scalar constants equal bit for bit."""
     if a is b:
         return True
@@ -175,7 +175,7 @@ def _same_value(a: HloInstruction, b: HloInstruction) -> bool:
 def pad_pad(op: HloInstruction, b: Rewriter) -> HloInstruction | None:
     """Edge padding around a pad with the same value widens its edges."""
     inner, value = op.operands
-    if inner.opcode is not Op.PAD or not _same_value(inner.operands[1], value):
+    if inner.opcode is not Op.PAD or not same_value(inner.operands[1], value):
         return None
     outer_dims, inner_dims = op.attrs["padding"].dimensions, inner.attrs["padding"].dimensions
     if any(d.interior or d.low < 0 or d.high < 0 for d in outer_dims):
