@@ -120,12 +120,7 @@ def _value(cursor: Cursor, aliases: dict):
         return _hash(cursor, aliases)
     if kind is Tok.PUNCT and text == "[":
         cursor.next()
-        items = []
-        if not cursor.accept("]"):
-            items.append(parse_attribute(cursor, aliases))
-            while cursor.accept(","):
-                items.append(parse_attribute(cursor, aliases))
-            cursor.expect("]", "closing the list")
+        items = cursor.items(lambda c: parse_attribute(c, aliases), "]", "closing the list")
         return items
     if kind is Tok.PUNCT and text == "{":
         return parse_dictionary(cursor, aliases)
@@ -256,13 +251,7 @@ def _dense(cursor: Cursor) -> Dense:
 def _dense_element(cursor: Cursor):
     token = cursor.peek()
     if cursor.accept("["):
-        items = []
-        if not cursor.accept("]"):
-            items.append(_dense_element(cursor))
-            while cursor.accept(","):
-                items.append(_dense_element(cursor))
-            cursor.expect("]", "closing the list of elements")
-        return items
+        return cursor.items(_dense_element, "]", "closing the list of elements")
     if cursor.accept("("):
         real = _dense_element(cursor)
         cursor.expect(",", "between the real and imaginary parts")

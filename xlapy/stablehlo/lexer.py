@@ -138,6 +138,18 @@ class Cursor:
             raise self.unexpected(f"'{text}'" + (f" {what}" if what else ""))
         return self.next()
 
+    def items(self, parse, close: str, what: str) -> list:
+        """`parse(self)` repeated, comma-separated, up to and including `close`
+        (the opening bracket already consumed); an empty list when `close` is next."""
+        items: list = []
+        if self.accept(close):
+            return items
+        items.append(parse(self))
+        while self.accept(","):
+            items.append(parse(self))
+        self.expect(close, what)
+        return items
+
     def expect_kind(self, kind: Tok, what: str = "") -> Token:
         token = self.peek()
         if token.kind is not kind:

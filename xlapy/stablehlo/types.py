@@ -49,13 +49,7 @@ def parse_type(cursor: Cursor) -> Shape:
     if token.kind is Tok.BARE and token.text == "tuple":
         cursor.next()
         cursor.expect("<")
-        shapes = []
-        if not cursor.accept(">"):
-            shapes.append(parse_type(cursor))
-            while cursor.accept(","):
-                shapes.append(parse_type(cursor))
-            cursor.expect(">", "closing the tuple type")
-        return Shape.tuple(shapes)
+        return Shape.tuple(cursor.items(parse_type, ">", "closing the tuple type"))
     if token.kind is Tok.PUNCT and token.text == "!":
         cursor.next()
         name = cursor.expect_kind(Tok.BARE, "a dialect type name after '!'")
@@ -80,13 +74,7 @@ def parse_type(cursor: Cursor) -> Shape:
 def parse_type_list(cursor: Cursor) -> list[Shape]:
     """`t` or `t, t` (stopping at anything else), or a parenthesised `(t, t)`."""
     if cursor.accept("("):
-        if cursor.accept(")"):
-            return []
-        types = [parse_type(cursor)]
-        while cursor.accept(","):
-            types.append(parse_type(cursor))
-        cursor.expect(")", "closing the type list")
-        return types
+        return cursor.items(parse_type, ")", "closing the type list")
     types = [parse_type(cursor)]
     while cursor.peek_is(",") and _type_follows(cursor):
         cursor.next()
