@@ -81,7 +81,7 @@ class TensorFlowFunction:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile(arguments, flat)
-        tensors = [_as_numpy(v, tf) for v in flat if _is_tensor(v, tf)]
+        tensors = [_as_numpy(v) for v in flat if _is_tensor(v, tf)]
         captured = [v.numpy() if kind == "variable" else v for kind, v in entry.captured]
         outputs = entry.executable.execute(*tensors, *captured)
         for number, variable in entry.updates:
@@ -183,9 +183,7 @@ def _is_tensor(value, tf) -> bool:
 def _spec(value, tf) -> tuple:
     """What TensorFlow traces on: a tensor's shape and dtype, any other value itself."""
     if _is_tensor(value, tf):
-        return ("tensor", tuple(value.shape), np.dtype(value.dtype.as_numpy_dtype
-                                                       if hasattr(value.dtype, "as_numpy_dtype")
-                                                       else value.dtype))
+        return ("tensor", tuple(value.shape), tf.as_dtype(value.dtype).as_numpy_dtype)
     try:
         hash(value)
     except TypeError:
@@ -193,7 +191,7 @@ def _spec(value, tf) -> tuple:
     return ("value", type(value), value)
 
 
-def _as_numpy(value, tf) -> np.ndarray:
+def _as_numpy(value) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
     return value.numpy()   # a CPU tensor's buffer, not a copy

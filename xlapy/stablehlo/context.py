@@ -14,7 +14,7 @@ import numpy as np
 from xlapy.errors import ParseError
 from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.shape import Shape
-from xlapy.stablehlo.attributes import Dense, Enum, Typed, to_numpy
+from xlapy.stablehlo.attributes import Dense, Enum, Struct, Typed, to_numpy
 from xlapy.stablehlo.syntax import Op
 
 if TYPE_CHECKING:
@@ -129,6 +129,21 @@ class OpContext:
             raise self.error(f"attribute '{name}' must be {count} (low, high) pairs, got "
                              f"{value!r}")
         return [(int(lo), int(hi)) for lo, hi in array]
+
+    def struct_ints(self, struct: Struct, names) -> dict[str, tuple[int, ...]]:
+        """The integer-list fields `names` of a `#stablehlo.<...>` struct (gather's,
+        scatter's, dot's dimension numbers); any other field but index_vector_dim
+        is an error."""
+        out = {}
+        for name in names:
+            value = struct.fields.get(name, [])
+            if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
+                raise self.error(f"{struct.name} field {name} must be a list of integers")
+            out[name] = tuple(value)
+        unknown = set(struct.fields) - set(names) - {"index_vector_dim"}
+        if unknown:
+            raise self.error(f"unknown {struct.name} field(s) {sorted(unknown)}")
+        return out
 
     def region(self, index: int, name: str) -> HloComputation:
         """Region `index` as a computation of its own (a reducer, comparator...)."""

@@ -9,6 +9,7 @@ token and every error carries a 1-based line and column.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import re
 from typing import NamedTuple
@@ -90,14 +91,8 @@ class Cursor:
     # -- positions and errors -----------------------------------------------------------
     def line_col(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of character `offset`."""
-        lo, hi = 0, len(self._line_starts) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self._line_starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo + 1, offset - self._line_starts[lo] + 1
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        return line + 1, offset - self._line_starts[line] + 1
 
     def error(self, message: str, offset: int | None = None) -> ParseError:
         """A ParseError at `offset` (default: the next token), showing its line."""

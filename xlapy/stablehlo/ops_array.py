@@ -135,26 +135,13 @@ def gather(ctx: OpContext) -> list[H]:
     numbers = ctx.attr("dimension_numbers")
     if not isinstance(numbers, Struct):
         raise ctx.error(f"dimension_numbers must be #stablehlo.gather<...>, got {numbers!r}")
-    dims = _struct_ints(ctx, numbers, ("offset_dims", "collapsed_slice_dims",
+    dims = ctx.struct_ints(numbers, ("offset_dims", "collapsed_slice_dims",
                                        "operand_batching_dims", "start_indices_batching_dims",
                                        "start_index_map"))
     return [ctx.b.gather(*ctx.args, **dims,
                          index_vector_dim=int(numbers.fields.get("index_vector_dim", 0)),
                          slice_sizes=ctx.ints("slice_sizes"),
                          indices_are_sorted=ctx.bool("indices_are_sorted"))]
-
-
-def _struct_ints(ctx: OpContext, struct: Struct, names) -> dict[str, tuple[int, ...]]:
-    out = {}
-    for name in names:
-        value = struct.fields.get(name, [])
-        if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
-            raise ctx.error(f"{struct.name} field {name} must be a list of integers")
-        out[name] = tuple(value)
-    unknown = set(struct.fields) - set(names) - {"index_vector_dim"}
-    if unknown:
-        raise ctx.error(f"unknown {struct.name} field(s) {sorted(unknown)}")
-    return out
 
 
 # -- dot and convolution ------------------------------------------------------------------
@@ -177,7 +164,7 @@ def dot_general(ctx: OpContext) -> list[H]:
     numbers = ctx.attr("dot_dimension_numbers", Struct("dot"))
     if not isinstance(numbers, Struct):
         raise ctx.error(f"dot_dimension_numbers must be #stablehlo.dot<...>, got {numbers!r}")
-    dims = _struct_ints(ctx, numbers, ("lhs_batching_dimensions", "rhs_batching_dimensions",
+    dims = ctx.struct_ints(numbers, ("lhs_batching_dimensions", "rhs_batching_dimensions",
                                        "lhs_contracting_dimensions",
                                        "rhs_contracting_dimensions"))
     return [ctx.b.dot(*ctx.args, dims["lhs_contracting_dimensions"],

@@ -77,15 +77,7 @@ def scatter(ctx: OpContext) -> list[H]:
     if not isinstance(numbers, Struct):
         raise ctx.error(f"scatter_dimension_numbers must be #stablehlo.scatter<...>, got "
                         f"{numbers!r}")
-    dims = {}
-    for name in _SCATTER_FIELDS:
-        value = numbers.fields.get(name, [])
-        if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
-            raise ctx.error(f"scatter field {name} must be a list of integers")
-        dims[name] = tuple(value)
-    unknown = set(numbers.fields) - set(_SCATTER_FIELDS) - {"index_vector_dim"}
-    if unknown:
-        raise ctx.error(f"unknown scatter field(s) {sorted(unknown)}")
+    dims = ctx.struct_ints(numbers, _SCATTER_FIELDS)
     update = ctx.region(0, "region")
     result = ctx.b.scatter(ctx.args[:n], ctx.args[n], ctx.args[n + 1:], update, **dims,
                            index_vector_dim=int(numbers.fields.get("index_vector_dim", 0)),
