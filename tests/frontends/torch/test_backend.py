@@ -4,8 +4,10 @@ that are not contiguous, and xlapy's interpreter as the backend."""
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import logging
+import os
 import subprocess
 import sys
 import textwrap
@@ -16,7 +18,9 @@ torch = pytest.importorskip("torch")
 nn = torch.nn
 F = torch.nn.functional
 
+from xlapy.backends.cpu import runtime_library  # noqa: E402
 from xlapy.frontends.torch import xlapy_backend  # noqa: E402
+from xlapy.frontends.torch.executable import share_torch_threads  # noqa: E402
 
 LOGGER = "xlapy.frontends.torch"
 
@@ -176,3 +180,23 @@ def test_interpreter_as_xlapy_backend():
     with torch.no_grad():
         torch.testing.assert_close(torch.compile(model, backend=backend)(x), model(x),
                                    rtol=1e-5, atol=1e-6)
+
+
+
+def test_parallel_loops_run_on_torchs_openmp_threads():
+    """A compiled graph's loops run on PyTorch's OpenMP team (its threads would
+    otherwise spin against xlapy's pool), and compute the same."""
+    if "parallel backend: OpenMP" not in torch.__config__.parallel_info():
+        pytest.skip("this PyTorch does not run on OpenMP")
+    x = torch.randn(256, 512)
+    w = torch.randn(512, 512)
+
+    def f(x, w):
+        return torch.tanh(x @ w).softmax(-1).sum(0)
+
+    torch.testing.assert_close(torch.compile(f, backend="xlapy")(x, w), f(x, w),
+                               rtol=1e-5, atol=1e-5)
+    assert share_torch_threads()
+    gomp = ctypes.CDLL(runtime_library.loaded_library("libgomp"), mode=os.RTLD_NOLOAD)
+    assert runtime_library.openmp_entry() == ctypes.cast(gomp.GOMP_parallel,
+                                                         ctypes.c_void_p).value

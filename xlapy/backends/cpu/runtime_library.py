@@ -11,11 +11,14 @@ on a process, so they get the kernels emitted inline (`inline=True`).
 
 from __future__ import annotations
 
+import ctypes
+import os
+
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 import numpy as np
 
-from xlapy.backends.cpu import parallel
+from xlapy.backends.cpu import openmp_pool, parallel
 from xlapy.backends.cpu.disk_cache import cache_key, default_cache, object_problem
 from xlapy.backends.cpu.fork_safe import ForkSafeLock
 from xlapy.backends.cpu.kernels import gemm
@@ -79,10 +82,59 @@ def ensure_pool() -> None:
             return
         module = new_module(POOL_SYMBOL)
         pool_parallel_for(module, POOL_SYMBOL, parallel.TASK_TYPE,
-                          parallel.spawning_parallel_for(module), linkage="external")
+                          parallel.spawning_parallel_for(module), linkage="external",
+                          openmp=True)
         loaded = LoadedObject(cached_object(POOL_SYMBOL, module, compile_to_object))
         llvm.add_symbol(POOL_SYMBOL, loaded.address(POOL_SYMBOL))
         _LOADED[POOL_SYMBOL] = loaded
+
+
+def share_openmp_threads(library: str | None) -> bool:
+    """Run the JIT's parallel loops on the OpenMP team of `library` (a libgomp this
+    process has loaded, such as PyTorch's), or on xlapy's own pool again with None.
+    Returns whether the team is now shared. See openmp_pool for why."""
+    address = 0
+    if library is not None:
+        try:   # only a library already loaded: a second libgomp would be a second team
+            handle = ctypes.CDLL(library, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+            address = ctypes.cast(handle.GOMP_parallel, ctypes.c_void_p).value or 0
+        except (OSError, AttributeError):
+            address = 0
+    set_openmp_entry(address)
+    return address != 0
+
+
+def set_openmp_entry(address: int) -> None:
+    """Point the shared pool at a `GOMP_parallel` (its address; 0: none) for this process."""
+    pid, entry = _openmp_globals()
+    pid.value = os.getpid()
+    entry.value = address
+
+
+def openmp_entry() -> int:
+    """The `GOMP_parallel` the shared pool runs loops on (0: its own threads)."""
+    return _openmp_globals()[1].value or 0
+
+
+def _openmp_globals() -> tuple[ctypes.c_int32, ctypes.c_void_p]:
+    ensure_pool()
+    loaded = _LOADED[POOL_SYMBOL]
+    return (ctypes.c_int32.from_address(loaded.global_address(openmp_pool.PID)),
+            ctypes.c_void_p.from_address(loaded.global_address(openmp_pool.ENTRY)))
+
+
+def loaded_library(prefix: str) -> str | None:
+    """The path of a shared library this process has mapped whose file name starts
+    with `prefix` (Linux's /proc/self/maps; None elsewhere or when none is)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split(maxsplit=5)[-1].strip()
+                if os.path.basename(path).startswith(prefix):
+                    return path
+    except OSError:
+        pass
+    return None
 
 
 def ensure_gemm(dtype, threads: int) -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from xlapy.backends.cpu.kernels.heap import libc
+from xlapy.backends.cpu.openmp_pool import try_openmp
 
 I8P = ir.IntType(8).as_pointer()
 I32 = ir.IntType(32)
@@ -247,10 +248,13 @@ def _set_up(b: ir.IRBuilder, pool: _Pool, expected: ir.Constant) -> None:
 
 
 def pool_parallel_for(module: ir.Module, name: str, task_type: ir.FunctionType,
-                      spawn: ir.Function, linkage: str = "internal") -> ir.Function:
+                      spawn: ir.Function, linkage: str = "internal",
+                      openmp: bool = False) -> ir.Function:
     """`void name(task*, i8* ctx, i64 n, i64 threads)` on a pool; `spawn` (same
-    signature) runs the jobs the pool cannot take."""
+    signature) runs the jobs the pool cannot take. With `openmp`, jobs run on an
+    OpenMP team instead whenever one is shared with the process (`openmp_pool`)."""
     pool = _Pool(module, name, task_type)
+    shared_team = try_openmp(module, task_type) if openmp else None
     run_chunks = _run_chunks(pool, f"{name}.run")
     worker = _worker(pool, f"{name}.worker", run_chunks)
     fn = ir.Function(module, spawn.function_type, name)
@@ -270,6 +274,10 @@ def pool_parallel_for(module: ir.Module, name: str, task_type: ir.FunctionType,
     b.ret_void()
 
     b.position_at_end(blocks["try_pool"])
+    if shared_team is not None:
+        ran = b.call(shared_team, [task, ctx, n, k])
+        with b.if_then(ran):
+            b.ret_void()
     b.cbranch(_ready(b, pool), blocks["claim"], blocks["spawned"])
     b.position_at_end(blocks["claim"])
     taken = b.atomic_rmw("xchg", pool.busy, const(1, I32), "acquire")
