@@ -40,7 +40,13 @@ I64 = ir.IntType(64)
 PTHREAD_BYTES = 128
 """Room for a pthread mutex or condition variable on any platform we target."""
 SPIN = 4000
-"""Polls (each with a `pause`) before a waiting thread goes to sleep: ~100 us."""
+"""Polls, each after a `pause`, a waiting thread makes first: ~100 us."""
+YIELDS = 2000
+"""Polls, each after a `sched_yield`, it makes next, before it sleeps: ~1 ms where
+the core is free, and no CPU taken from a thread that wants it. A worker woken
+from its sleep starts tens of microseconds late; an eager or lazily recorded
+loop runs Python for a few hundred between its kernels, and should find the
+workers awake."""
 MAX_WORKERS = 255
 
 
@@ -96,6 +102,9 @@ class _Pool:
     def broadcast(self, b, cond):
         self.call(b, "pthread_cond_broadcast", self.opaque(b, cond))
 
+    def yield_core(self, b):
+        self.call(b, "sched_yield")
+
     def pause(self, b):
         if self.module.triple.startswith(("x86_64", "i686", "i386")):
             fn = self.module.globals.get("llvm.x86.sse2.pause")
@@ -110,23 +119,28 @@ def _atomic_load(b: ir.IRBuilder, ptr) -> ir.Value:
 
 
 def _spin_until(b: ir.IRBuilder, pool: _Pool, ready) -> None:
-    """Poll `ready()` (an i1 emitter) up to SPIN times, pausing between polls; falls
-    through either way (the caller then checks again under the mutex)."""
+    """Poll `ready()` (an i1 emitter) up to SPIN times pausing between polls, then
+    up to YIELDS times yielding the core; falls through either way (the caller
+    then checks again under the mutex)."""
     fn = b.function
-    loop = fn.append_basic_block("spin")
-    again = fn.append_basic_block("spin.again")
     out = fn.append_basic_block("spin.out")
-    start = b.block
-    b.branch(loop)
-    b.position_at_end(loop)
-    count = b.phi(I64, name="polls")
-    count.add_incoming(const(0), start)
-    b.cbranch(ready(), out, again)
-    b.position_at_end(again)
-    pool.pause(b)
-    following = b.add(count, const(1))
-    count.add_incoming(following, again)
-    b.cbranch(b.icmp_signed("<", following, const(SPIN)), loop, out)
+    for polls, wait in ((SPIN, pool.pause), (YIELDS, pool.yield_core)):
+        loop = fn.append_basic_block("spin")
+        again = fn.append_basic_block("spin.again")
+        following_phase = fn.append_basic_block("spin.next")
+        start = b.block
+        b.branch(loop)
+        b.position_at_end(loop)
+        count = b.phi(I64, name="polls")
+        count.add_incoming(const(0), start)
+        b.cbranch(ready(), out, again)
+        b.position_at_end(again)
+        wait(b)
+        following = b.add(count, const(1))
+        count.add_incoming(following, again)
+        b.cbranch(b.icmp_signed("<", following, const(polls)), loop, following_phase)
+        b.position_at_end(following_phase)
+    b.branch(out)
     b.position_at_end(out)
 
 
