@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from xlapy.codegen import elemental, elemental_complex, scalar_computation
+from xlapy.codegen import elemental, elemental_complex, row_stash, scalar_computation
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.indices import as_index
 from xlapy.codegen.ir_array import IrArray
@@ -50,6 +50,19 @@ class Generator:
         """id(reduce) -> stack slot of its compensated sum's lost low part."""
         self.generated: dict = {}
         """id(instruction) -> callable(index) -> value: values made elsewhere."""
+        self.stashes: dict = {}
+        """id(instruction) -> [row_stash.Stash]: rows of it a reduction kept."""
+        self.stash_writes: dict = {}
+        """id(reduce) -> the Stash its loop being emitted fills."""
+        self._users: dict = {}
+        self._has_reduce: dict = {}
+
+    def users_in(self, computation) -> dict:
+        """computation.users(), computed once per kernel."""
+        hit = self._users.get(id(computation))
+        if hit is None:
+            hit = self._users[id(computation)] = (computation, computation.users())
+        return hit[1]
 
     def value(self, instruction: HloInstruction, index):
         """The compute-form value of `instruction` at `index` (a tuple of Ix)."""
@@ -67,6 +80,10 @@ class Generator:
         return self._cache[_key(instruction, index)][1]
 
     def _emit(self, instruction: HloInstruction, index):
+        if self.stashes:
+            kept = row_stash.lookup(self, instruction, index)
+            if kept is not None:
+                return kept, depth_of(index)
         made = self.generated.get(id(instruction))
         if made is not None:
             return made(index), depth_of(index)
@@ -85,16 +102,35 @@ class Generator:
         return fn(self, instruction, index)
 
     def _elementwise(self, instruction, index):
-        args, depth = [], OUTSIDE
-        for operand in instruction.operands:
+        args, depth = [None] * len(instruction.operands), OUTSIDE
+        for k in self._operand_order(instruction):
+            operand = instruction.operands[k]
             # clamp's and select's bounds may be scalars
             operand_index = () if operand.shape.rank == 0 else index
-            args.append(self.value(operand, operand_index))
+            args[k] = self.value(operand, operand_index)
             depth = max(depth, self.depth(operand, operand_index))
         with self.scope.at(depth):
             value = elemental.emit_elementwise(self.b, instruction, args,
                                      [o.shape.element_type for o in instruction.operands])
         return value, depth
+
+    def _operand_order(self, instruction) -> list[int]:
+        """Broadcast reductions first: a softmax's `e / broadcast(sum(e))` emits the
+        sum, whose loop keeps the row of `e` (row_stash), before it reads `e`."""
+        operands = instruction.operands
+        if len(operands) < 2:
+            return range(len(operands))
+        return sorted(range(len(operands)), key=lambda k: not (
+            operands[k].opcode is Op.BROADCAST and self._reduces(operands[k])))
+
+    def _reduces(self, instruction) -> bool:
+        hit = self._has_reduce.get(id(instruction))
+        if hit is None:
+            hit = instruction.opcode is Op.REDUCE or any(
+                self._reduces(o) for o in instruction.operands
+                if o.opcode is not Op.PARAMETER)
+            self._has_reduce[id(instruction)] = hit
+        return hit
 
     def operand_at(self, instruction, number: int, index):
         """(value, depth) of operand `number` at `index`."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from xlapy.codegen import ir_types as T
+from xlapy.codegen import row_stash
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.intrinsics import intrinsic
 from xlapy.codegen.ir_array import minor_to_major
@@ -33,6 +34,7 @@ def reduce_element(g: Generator, instruction, index):
     init_values = [g.value(init, ()) for init in inits] if override is None else [override[0]]
     bounds = dict(override[1]) if override is not None else None
     scope = g.scope
+    stash = row_stash.plan(g, instruction, inputs, reduced, override, tuple(index))
     slots = []
     with scope.at(depth):
         b = g.b
@@ -48,8 +50,15 @@ def reduce_element(g: Generator, instruction, index):
             compensation = scope.alloca(init_values[0].type)
             b.store(ir.Constant(init_values[0].type, 0.0), compensation)
             g.compensation[id(instruction)] = compensation
-        _nest(g, instruction, inputs, kept, index, order, sizes, loop_index, slots, leaf_types,
-              depth, bounds)
+        if stash is not None:
+            g.stash_writes[id(instruction)] = stash
+        try:
+            _nest(g, instruction, inputs, kept, index, order, sizes, loop_index, slots,
+                  leaf_types, depth, bounds)
+        finally:
+            g.stash_writes.pop(id(instruction), None)
+        if stash is not None:
+            row_stash.register(g, inputs[0], stash)
         result = [_load(b, s) for s in slots]
         if compensation is not None:
             result = [b.fadd(result[0], b.load(compensation))]
@@ -72,6 +81,9 @@ def _nest(g, instruction, inputs, kept, index, order, sizes, loop_index, slots, 
             full[d] = ix
         elements = [g.value(x, tuple(full)) for x in inputs]
         b = g.b
+        stash = g.stash_writes.get(id(instruction))
+        if stash is not None:
+            stash.store(b, elements[0], loop_index[stash.dim].value)
         accs = [_load(b, s) for s in slots]
         new = combine(b, instruction.attr("to_apply"), accs, elements, leaf_types)
         for slot, value in zip(slots, new):

@@ -409,6 +409,9 @@ class LoopKernel:
 class KernelContext:
     """What generators ask the module for (constants), bound to one kernel's builder."""
 
+    row_stash = True
+    """Reductions may keep rows of an expensive input on the stack (row_stash)."""
+
     def __init__(self, codegen: Codegen, b: ir.IRBuilder):
         self.codegen = codegen
         self.b = b
