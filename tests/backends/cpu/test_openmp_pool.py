@@ -12,8 +12,9 @@ import threading
 import numpy as np
 import pytest
 
+import xlapy
 from tests.backends.cpu.test_thread_pool import _compiled, _expected
-from xlapy.backends.cpu import runtime_library
+from xlapy.backends.cpu import compiler, runtime_library
 
 _REGION = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _GOMP_PARALLEL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint,
@@ -127,3 +128,31 @@ def test_a_loaded_libgomp_runs_the_loops(run):
         np.testing.assert_array_equal(out, _expected(4099, 200))
     finally:
         runtime_library.set_openmp_entry(before)
+
+
+def test_a_compile_shares_a_loaded_libgomp_unless_the_flag_is_off(monkeypatch):
+    path = runtime_library.loaded_library("libgomp") or ctypes.util.find_library("gomp")
+    if path is None:
+        pytest.skip("no libgomp on this machine")
+    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    before = runtime_library.openmp_entry()
+    monkeypatch.setattr(runtime_library._Sharing, "shared", False)
+    monkeypatch.setattr(runtime_library._Sharing, "modules_seen", -1)
+    try:
+        runtime_library.set_openmp_entry(0)
+        monkeypatch.setenv("XLAPY_FLAGS", "--xlapy_cpu_openmp_threads=false")
+        assert not runtime_library.share_loaded_openmp()
+        assert runtime_library.openmp_entry() == 0
+        monkeypatch.setenv("XLAPY_FLAGS", "")
+        assert runtime_library.share_loaded_openmp()
+        assert runtime_library.openmp_entry() != 0
+    finally:
+        runtime_library.set_openmp_entry(before)
+
+
+def test_every_compile_looks_for_a_loaded_libgomp(monkeypatch):
+    looks = []
+    monkeypatch.setattr(compiler, "share_loaded_openmp", lambda: looks.append(1))
+    text = "HloModule m\nENTRY e {\n  p = f32[3] parameter(0)\n  ROOT r = f32[3] negate(p)\n}\n"
+    xlapy.compile(text, backend="cpu")
+    assert looks

@@ -20,7 +20,6 @@ F = torch.nn.functional
 
 from xlapy.backends.cpu import runtime_library  # noqa: E402
 from xlapy.frontends.torch import xlapy_backend  # noqa: E402
-from xlapy.frontends.torch.executable import share_torch_threads  # noqa: E402
 
 LOGGER = "xlapy.frontends.torch"
 
@@ -184,8 +183,8 @@ def test_interpreter_as_xlapy_backend():
 
 
 def test_parallel_loops_run_on_torchs_openmp_threads():
-    """A compiled graph's loops run on PyTorch's OpenMP team (its threads would
-    otherwise spin against xlapy's pool), and compute the same."""
+    """Once PyTorch is loaded, compiled loops run on its OpenMP team (its threads
+    would otherwise spin against xlapy's pool), and compute the same."""
     if "parallel backend: OpenMP" not in torch.__config__.parallel_info():
         pytest.skip("this PyTorch does not run on OpenMP")
     x = torch.randn(256, 512)
@@ -196,7 +195,7 @@ def test_parallel_loops_run_on_torchs_openmp_threads():
 
     torch.testing.assert_close(torch.compile(f, backend="xlapy")(x, w), f(x, w),
                                rtol=1e-5, atol=1e-5)
-    assert share_torch_threads()
+    assert runtime_library.share_loaded_openmp()
     gomp = ctypes.CDLL(runtime_library.loaded_library("libgomp"), mode=os.RTLD_NOLOAD)
     assert runtime_library.openmp_entry() == ctypes.cast(gomp.GOMP_parallel,
                                                          ctypes.c_void_p).value

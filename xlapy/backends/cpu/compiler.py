@@ -33,7 +33,7 @@ from xlapy.backends.cpu.disk_cache import (
 from xlapy.backends.cpu.executable import CpuExecutable
 from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, host_target
 from xlapy.backends.cpu.options import CompileOptions
-from xlapy.backends.cpu.runtime_library import FAST_GEMM_TYPES
+from xlapy.backends.cpu.runtime_library import FAST_GEMM_TYPES, share_loaded_openmp
 from xlapy.backends.cpu.runtime_library import ensure as ensure_runtime
 from xlapy.errors import CompileError
 from xlapy.hlo.ir import HloModule
@@ -83,6 +83,7 @@ def compile_module(module: HloModule, start: float | None = None,
     assigned its buffers), through the on-disk cache."""
     start = start if start is not None else time.perf_counter()
     options = options or CompileOptions.from_flags()
+    share_loaded_openmp()
     prepared = prepared or assigned(module, options)
     module, assignment = prepared.module, prepared.assignment
     cache = default_cache(options.flags)

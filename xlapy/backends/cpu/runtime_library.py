@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 import numpy as np
 
 from xlapy.backends.cpu import openmp_pool, parallel
+from xlapy.backends.cpu import options as _options  # noqa: F401  declares xlapy_cpu_openmp_threads
 from xlapy.backends.cpu.disk_cache import cache_key, default_cache, object_problem
 from xlapy.backends.cpu.fork_safe import ForkSafeLock
 from xlapy.backends.cpu.kernels import gemm
@@ -26,6 +28,7 @@ from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, host
 from xlapy.backends.cpu.thread_pool import pool_parallel_for
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.ir_types import storage_type
+from xlapy.flags import debug_options
 from xlapy.hlo.dtypes import PrimitiveType
 
 _LOCK = ForkSafeLock(reentrant=True)   # building the GEMM builds the pool
@@ -87,6 +90,26 @@ def ensure_pool() -> None:
         loaded = LoadedObject(cached_object(POOL_SYMBOL, module, compile_to_object))
         llvm.add_symbol(POOL_SYMBOL, loaded.address(POOL_SYMBOL))
         _LOADED[POOL_SYMBOL] = loaded
+
+
+class _Sharing:
+    modules_seen = -1   # len(sys.modules) at the last look for a libgomp
+    shared = False
+
+
+def share_loaded_openmp() -> bool:
+    """Share the OpenMP team of a libgomp this process has loaded (PyTorch imports
+    one), unless --xlapy_cpu_openmp_threads is off; whether it is shared. Called
+    at each compile: the process's libraries are looked at again only when
+    Python has imported something since (a new module may have loaded one)."""
+    if _Sharing.shared or not debug_options().xlapy_cpu_openmp_threads:
+        return _Sharing.shared
+    if len(sys.modules) == _Sharing.modules_seen:
+        return False
+    _Sharing.modules_seen = len(sys.modules)
+    library = loaded_library("libgomp")
+    _Sharing.shared = library is not None and share_openmp_threads(library)
+    return _Sharing.shared
 
 
 def share_openmp_threads(library: str | None) -> bool:

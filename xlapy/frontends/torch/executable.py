@@ -10,21 +10,11 @@ nothing is copied on either side.
 
 from __future__ import annotations
 
-import functools
-
 import torch
 
-from xlapy.backends import default_backend
-from xlapy.backends.cpu import runtime_library
-from xlapy.flags import debug_options, register_flag
 from xlapy.frontends.torch.convert import LoweredGraph, inverse
 from xlapy.frontends.torch.dtypes import from_numpy, to_numpy
 from xlapy.runtime import compile as compile_module
-
-register_flag("xlapy_torch_openmp_threads", "bool", True,
-              "graphs compiled for torch.compile run their parallel loops on PyTorch's "
-              "OpenMP threads (one team for both: PyTorch's threads spin between its "
-              "operations and would otherwise take the cores from xlapy's own pool)")
 
 
 class CompiledGraph:
@@ -34,8 +24,6 @@ class CompiledGraph:
                  backend: str | None = None):
         self.lowered = lowered
         self.executable = compile_module(lowered.module, backend)
-        if (backend or default_backend()) == "cpu":
-            share_torch_threads()
         self._dtypes = lowered.out_dtypes
         self._in_perms = lowered.input_perms
         self._out_perms = [inverse(p) if p else None for p in lowered.output_perms]
@@ -57,14 +45,3 @@ class CompiledGraph:
             outputs.append(tensor.permute(back) if back else tensor)
         return [outputs[where] if isinstance(where, int) else where[1]
                 for where in self.lowered.outputs]
-
-
-@functools.cache
-def share_torch_threads() -> bool:
-    """Run the CPU backend's parallel loops on PyTorch's OpenMP team (once per process;
-    whether it is shared). See xlapy/backends/cpu/openmp_pool.py for why."""
-    if not debug_options().xlapy_torch_openmp_threads:
-        return False
-    if "parallel backend: OpenMP" not in torch.__config__.parallel_info():
-        return False
-    return runtime_library.share_openmp_threads(runtime_library.loaded_library("libgomp"))
