@@ -402,6 +402,7 @@ _TMPFS = 'mkdir -p "$1" && mount -t tmpfs -o size=256k tmpfs "$1" || exit 97; sh
 
 def directory_case(case: str, directory: Path) -> Row:
     """Point the cache at a directory that refuses writes; compile and run there."""
+    from xlapy.backends.cpu.disk_cache import SIZE_FILE
     from xlapy.flags import flags_set
 
     fault, program = DIRECTORY_FAULTS[case]
@@ -411,7 +412,7 @@ def directory_case(case: str, directory: Path) -> Row:
         return Row(case, skipped=str(e))
     with flags_set(f"--xlapy_cpu_cache_dir={directory}"):
         run = compile_and_run(program)
-    stray = sorted(p.name for p in directory.iterdir() if p.name != FILLER
+    stray = sorted(p.name for p in directory.iterdir() if p.name not in (FILLER, SIZE_FILE)
                    and not _is_entry(p)) if directory.is_dir() else []
     note = run.error or _reason(run.warnings)
     return Row(case, run.right, len(run.warnings), False, None,

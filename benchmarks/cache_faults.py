@@ -72,6 +72,8 @@ def _worker(directory: str, go: str) -> None:
 
 def processes_case(case: str, directory: Path) -> Row:
     """PROCESSES processes compile and run one module at once against one cache."""
+    from xlapy.backends.cpu.disk_cache import SIZE_FILE
+
     if case.endswith("truncated entry"):
         (first,) = _workers(directory, 1)
         (entry,) = _module_entries(directory)
@@ -80,7 +82,8 @@ def processes_case(case: str, directory: Path) -> Row:
     runs = _workers(directory, PROCESSES)
     (last,) = _workers(directory, 1)
     modules = _module_entries(directory)
-    temps = [p.name for p in directory.iterdir() if not p.name.endswith(".xlo")]
+    temps = [p.name for p in directory.iterdir()
+             if not p.name.endswith(".xlo") and p.name != SIZE_FILE]
     # Keys include a digest of xlapy's sources, which others may be editing meanwhile: one
     # entry per digest seen, and the last run loads one if its digest was seen before.
     digests = {r["digest"] for r in runs}

@@ -44,7 +44,8 @@ def test_put_then_get_round_trips_and_makes_the_directory(tmp_path):
     assert cache.put(KEY, b"\x7fELF object bytes")
     assert cache.get(KEY) == b"\x7fELF object bytes"
     assert cache.stats.hits == 1 and cache.stats.writes == 1
-    assert [p.name for p in cache.directory.iterdir()] == [KEY + ".xlo"]  # no temp left
+    # no temporary file left; the size hint beside the entry
+    assert sorted(p.name for p in cache.directory.iterdir()) == [".size", KEY + ".xlo"]
 
 
 def test_empty_payload_round_trips(tmp_path):
@@ -210,6 +211,52 @@ def test_eviction_keeps_the_size_under_the_cap_dropping_least_recently_used(tmp_
     assert cache.stats.evicted > 0
     assert cache.get(keys[-1]) is not None  # the newest stays
     assert cache.path(keys[0]).exists() and not cache.path(keys[1]).exists()
+
+
+def _counting_scans(monkeypatch) -> list:
+    scans = []
+    entries = disk_cache._entries
+
+    def counting(directory):
+        scans.append(directory)
+        return entries(directory)
+
+    monkeypatch.setattr(disk_cache, "_entries", counting)
+    return scans
+
+
+def test_a_new_process_starts_from_the_size_hint_instead_of_scanning(tmp_path, monkeypatch):
+    first = DiskCache(tmp_path)
+    for i in range(3):
+        first.put(f"{i:064x}", b"z" * 100)
+    scans = _counting_scans(monkeypatch)
+    later = DiskCache(tmp_path)   # as a fresh process would open it
+    later.put(KEY, b"x" * 100)
+    assert scans == []
+    assert int((tmp_path / ".size").read_text()) == first.size_bytes()
+
+
+def test_the_directory_is_rescanned_after_an_eighth_of_the_cap(tmp_path, monkeypatch):
+    cache = DiskCache(tmp_path, max_bytes=80_000)
+    cache.put(KEY, b"x")
+    other = DiskCache(tmp_path, max_bytes=80_000)   # another process's writes
+    for i in range(5):
+        other.put(f"{100 + i:064x}", b"o" * 500)
+    scans = _counting_scans(monkeypatch)
+    for i in range(12):   # 12 KB written: one rescan past each 10 KB
+        cache.put(f"{i:064x}", b"y" * 1000)
+    assert len(scans) == 1
+    assert cache._estimate == cache.size_bytes()   # the other's entries counted since
+
+
+@pytest.mark.parametrize("hint", [b"garbage", b"-5", b""])
+def test_a_bad_size_hint_means_a_scan(tmp_path, monkeypatch, hint):
+    DiskCache(tmp_path).put(OTHER, b"y" * 50)
+    (tmp_path / ".size").write_bytes(hint)
+    scans = _counting_scans(monkeypatch)
+    cache = DiskCache(tmp_path)
+    cache.put(KEY, b"x" * 50)
+    assert len(scans) == 1 and cache._estimate == cache.size_bytes()
 
 
 def test_a_hit_touches_the_entry(tmp_path):

@@ -56,8 +56,9 @@ from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.printer import module_to_text
 
-__all__ = ["CacheStats", "DiskCache", "cache_directory", "cache_key", "decode_entry",
-           "default_cache", "encode_entry", "module_fingerprint", "object_problem"]
+__all__ = ["SIZE_FILE", "CacheStats", "DiskCache", "cache_directory", "cache_key",
+           "decode_entry", "default_cache", "encode_entry", "module_fingerprint",
+           "object_problem"]
 
 FORMAT_VERSION = 2
 """Bump when the entry layout or the meaning of a payload changes (2: the key in the
@@ -74,8 +75,14 @@ _STALE_TEMP_SECONDS = 3600.0
 """A temporary file this old belongs to a writer that died; eviction removes it."""
 _LOW_WATER = 0.9
 """Eviction goes down to this fraction of the cap, so it does not run on every put."""
-_RESCAN_EVERY = 64
-"""Puts between directory scans: other processes' writes are seen at least this often."""
+_RESCAN_FRACTION = 8
+"""A process scans the directory again once it has written 1/8 of the cap since its
+last scan: other processes' writes are seen at least that often. (A scan costs
+seconds where the cap holds a hundred thousand small entries: it cannot come
+with every few puts, nor with every process's first.)"""
+SIZE_FILE = ".size"
+"""The directory's size in bytes as the last writer believed it (a hint, not an
+entry): a new process starts from it instead of scanning."""
 _KEY = re.compile(r"[0-9a-f]{16,128}")
 
 
@@ -165,7 +172,7 @@ class DiskCache:
         self.stats = CacheStats()
         self._lock = threading.Lock()
         self._estimate: int | None = None  # bytes in the directory, as this object believes
-        self._puts_since_scan = 0
+        self._written_since_scan = 0
         self._warned_write = False
 
     def __repr__(self) -> str:
@@ -228,6 +235,7 @@ class DiskCache:
             for entry in _scan(self.directory):
                 if _remove(Path(entry.path)) and entry.name.endswith(ENTRY_SUFFIX):
                     removed += 1
+            _remove(self.directory / SIZE_FILE)
             self._estimate = 0
         return removed
 
@@ -261,19 +269,29 @@ class DiskCache:
 
     def _account(self, added: int, keep: Path) -> None:
         """Track the directory's size and evict when it passes the cap (best effort).
-        Each scan also removes the temporary files of writers that died: they are
-        not entries, so they count towards no cap and would otherwise stay."""
+        The size starts from the recorded hint (or a scan where there is none) and
+        is rescanned after every 1/_RESCAN_FRACTION of the cap written here. Each
+        scan also removes the temporary files of writers that died: they are not
+        entries, so they count towards no cap and would otherwise stay."""
         with self._lock:
-            if self._estimate is None or self._puts_since_scan >= _RESCAN_EVERY:
-                _remove_stale_temps(self.directory)
-                self._estimate = self.size_bytes()
-                self._puts_since_scan = 0
+            recorded = _read_size(self.directory) if self._estimate is None else None
+            if recorded is not None:
+                self._estimate = recorded + added
+            elif self._estimate is None or \
+                    self._written_since_scan >= self.max_bytes // _RESCAN_FRACTION:
+                self._rescan()   # sees the entry just written
             else:
                 self._estimate += added
-            self._puts_since_scan += 1
+            self._written_since_scan += added
             if self._estimate > self.max_bytes:
                 self._estimate = self._evict(keep)
-                self._puts_since_scan = 0
+                self._written_since_scan = 0
+            _write_size(self.directory, self._estimate)
+
+    def _rescan(self) -> None:
+        _remove_stale_temps(self.directory)
+        self._estimate = self.size_bytes()
+        self._written_since_scan = 0
 
     def _evict(self, keep: Path) -> int:
         """Delete the least recently used entries down to the low-water mark, and stale
@@ -380,6 +398,20 @@ def _entries(directory: Path) -> list[tuple[Path, int, float]]:
             stat = entry.stat(follow_symlinks=False)
             result.append((Path(entry.path), stat.st_size, stat.st_mtime))
     return result
+
+
+def _read_size(directory: Path) -> int | None:
+    """The recorded size hint, or None (absent or unreadable: then the caller scans)."""
+    try:
+        value = int((directory / SIZE_FILE).read_text()[:32])
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return value if value >= 0 else None
+
+
+def _write_size(directory: Path, size: int) -> None:
+    with contextlib.suppress(OSError):
+        _write_atomically(directory / SIZE_FILE, str(size).encode())
 
 
 def _remove_stale_temps(directory: Path) -> None:
