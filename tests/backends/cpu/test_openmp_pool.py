@@ -112,42 +112,38 @@ def test_a_library_not_loaded_is_not_shared():
         runtime_library.set_openmp_entry(before)
 
 
-def test_a_loaded_libgomp_runs_the_loops(run):
-    path = runtime_library.loaded_library("libgomp") or ctypes.util.find_library("gomp")
-    if path is None:
-        pytest.skip("no libgomp on this machine")
-    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)   # loaded, as PyTorch loads it
-    path = runtime_library.loaded_library("libgomp")
-    before = runtime_library.openmp_entry()
-    try:
-        assert runtime_library.share_openmp_threads(path)
-        assert runtime_library.openmp_entry() != 0
-        out = np.zeros(4099, np.int64)
-        for _ in range(200):
-            run(out.ctypes.data, out.size, 2)
-        np.testing.assert_array_equal(out, _expected(4099, 200))
-    finally:
-        runtime_library.set_openmp_entry(before)
-
-
-def test_a_compile_shares_a_loaded_libgomp_unless_the_flag_is_off(monkeypatch):
+@pytest.fixture
+def libgomp():
+    """The path of a libgomp loaded into this process (as PyTorch loads one); the
+    shared pool's entry is restored afterwards."""
     path = runtime_library.loaded_library("libgomp") or ctypes.util.find_library("gomp")
     if path is None:
         pytest.skip("no libgomp on this machine")
     ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     before = runtime_library.openmp_entry()
+    yield runtime_library.loaded_library("libgomp")
+    runtime_library.set_openmp_entry(before)
+
+
+def test_a_loaded_libgomp_runs_the_loops(run, libgomp):
+    assert runtime_library.share_openmp_threads(libgomp)
+    assert runtime_library.openmp_entry() != 0
+    out = np.zeros(4099, np.int64)
+    for _ in range(200):
+        run(out.ctypes.data, out.size, 2)
+    np.testing.assert_array_equal(out, _expected(4099, 200))
+
+
+def test_a_compile_shares_a_loaded_libgomp_unless_the_flag_is_off(monkeypatch, libgomp):
     monkeypatch.setattr(runtime_library._Sharing, "shared", False)
     monkeypatch.setattr(runtime_library._Sharing, "modules_seen", -1)
-    try:
-        runtime_library.set_openmp_entry(0)
-        monkeypatch.setenv("XLAPY_FLAGS", "--xlapy_cpu_openmp_threads=false")
-        assert not runtime_library.share_loaded_openmp()
-        assert runtime_library.openmp_entry() == 0
-        monkeypatch.setenv("XLAPY_FLAGS", "")
-        assert runtime_library.share_loaded_openmp()
-        assert runtime_library.openmp_entry() != 0
-    finally:
-        runtime_library.set_openmp_entry(before)
+    runtime_library.set_openmp_entry(0)
+    monkeypatch.setenv("XLAPY_FLAGS", "--xlapy_cpu_openmp_threads=false")
+    assert not runtime_library.share_loaded_openmp()
+    assert runtime_library.openmp_entry() == 0
+    monkeypatch.setenv("XLAPY_FLAGS", "")
+    assert runtime_library.share_loaded_openmp()
+    assert runtime_library.openmp_entry() != 0
 
 
 def test_every_compile_looks_for_a_loaded_libgomp(monkeypatch):
