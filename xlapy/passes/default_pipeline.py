@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 
 from xlapy.flags import debug_options
 from xlapy.hlo.ir import HloModule
+from xlapy.passes import compile_profile
 from xlapy.passes.algebraic_simplifier import AlgebraicSimplifier
 from xlapy.passes.call_inliner import CallInliner
 from xlapy.passes.constant_folding import HloConstantFolding
@@ -119,7 +120,8 @@ def optimize(module: HloModule, pipeline: Pipeline | None = None, *,
     flags = flags if flags is not None else debug_options()
     pipeline = pipeline if pipeline is not None else default_pipeline(extra_passes)
     dumper = dumper if dumper is not None else dumper_for(module, flags)
-    hooks = (dumper.pass_hook,) if dumper is not None else ()
+    hooks = (compile_profile.pass_hook,) if compile_profile.current() is not None else ()
+    hooks += (dumper.pass_hook,) if dumper is not None else ()
     options = RunOptions.from_flags(flags, hooks=hooks, verify=verify)
     if dumper is not None:
         dumper.dump("before_optimizations")

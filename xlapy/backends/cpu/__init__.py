@@ -16,6 +16,7 @@ from xlapy.backends.base import Backend
 from xlapy.backends.cpu.compiler import compile_module, prepare
 from xlapy.backends.cpu.options import CompileOptions
 from xlapy.hlo.ir import HloModule
+from xlapy.passes import compile_profile
 
 
 class CpuBackend(Backend):
@@ -25,6 +26,10 @@ class CpuBackend(Backend):
         """Always optimises (fusion is what the CPU backend compiles); the caller's
         module is never changed."""
         start = time.perf_counter()
-        options = CompileOptions.from_flags()
-        prepared = prepare(module, options, dump_prefix="cpu_")
-        return compile_module(prepared.module, start, options, prepared)
+        profile = compile_profile.begin(module.name)
+        try:
+            options = CompileOptions.from_flags()
+            prepared = prepare(module, options, dump_prefix="cpu_")
+            return compile_module(prepared.module, start, options, prepared)
+        finally:
+            compile_profile.finish(profile)

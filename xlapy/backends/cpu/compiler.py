@@ -38,6 +38,7 @@ from xlapy.backends.cpu.runtime_library import ensure as ensure_runtime
 from xlapy.errors import CompileError
 from xlapy.hlo.ir import HloModule
 from xlapy.hlo.verifier import verify
+from xlapy.passes.compile_profile import note_cache, phase
 from xlapy.passes.dump import ModuleDumper
 
 _MAGIC = b"XLAPYCPU4\n"
@@ -56,15 +57,18 @@ class Prepared:
 def prepare(module: HloModule, options: CompileOptions, dump_prefix: str) -> Prepared:
     """The steps JIT and AOT share before code generation: verify, optimise a copy
     (dumped as the flags ask), assign buffers once (and dump the assignment)."""
-    verify(module)
-    optimised, dumper = optimized_copy(module, dump_prefix=dump_prefix, flags=options.flags)
+    with phase("verify"):
+        verify(module)
+    with phase("HLO passes"):
+        optimised, dumper = optimized_copy(module, dump_prefix=dump_prefix, flags=options.flags)
     return assigned(optimised, options, dumper, dump_prefix)
 
 
 def assigned(module: HloModule, options: CompileOptions, dumper=None,
              dump_prefix: str = "") -> Prepared:
     """`module`, already optimised, with its buffers assigned (and dumped)."""
-    assignment = assign_buffers(module, separate_temps=options.cpu.guard_pages)
+    with phase("buffer assignment"):
+        assignment = assign_buffers(module, separate_temps=options.cpu.guard_pages)
     dump_buffer_assignment(dumper, assignment, dump_prefix)
     return Prepared(module, assignment, dumper, dump_prefix)
 
@@ -73,7 +77,8 @@ def generate(prepared: Prepared, options: CompileOptions, name: str | None = Non
     """LLVM IR for the whole module (`codegen.llmod`)."""
     codegen = Codegen(prepared.module, prepared.assignment, options.cpu,
                       name=name or "xlapy_module")
-    codegen.emit()
+    with phase("LLVM IR emission"):
+        codegen.emit()
     return codegen
 
 
@@ -88,19 +93,26 @@ def compile_module(module: HloModule, start: float | None = None,
     module, assignment = prepared.module, prepared.assignment
     cache = default_cache(options.flags)
     key = None
+    note_cache("off")
     if cache is not None:
-        key = cache_key(module_fingerprint(module), options.cpu.key(), " ".join(host_target()))
-        executable = _from_cache(cache, key, module, assignment, start, options)
+        with phase("disk cache lookup"):
+            key = cache_key(module_fingerprint(module), options.cpu.key(),
+                            " ".join(host_target()))
+            executable = _from_cache(cache, key, module, assignment, start, options)
+        note_cache("miss" if executable is None else "hit")
         if executable is not None:
             return _announced(executable, prepared)
     codegen = generate(prepared, options)
     llmod = codegen.llmod
     obj = compile_to_object(llmod, options.cpu.opt_level)
     if cache is not None:
-        cache.put(key, _encode(obj, codegen.fallbacks, codegen.fallback_reasons,
-                               sorted(llmod.xlapy_runtime), codegen.profiled,
-                               codegen.collectives))
-    executable = CpuExecutable(module, assignment, LoadedObject(obj), codegen.fallbacks,
+        with phase("disk cache write"):
+            cache.put(key, _encode(obj, codegen.fallbacks, codegen.fallback_reasons,
+                                   sorted(llmod.xlapy_runtime), codegen.profiled,
+                                   codegen.collectives))
+    with phase("loading the object"):
+        loaded = LoadedObject(obj)
+    executable = CpuExecutable(module, assignment, loaded, codegen.fallbacks,
                                compile_seconds=time.perf_counter() - start,
                                profiled=codegen.profiled, collectives=codegen.collectives,
                                fallback_reasons=codegen.fallback_reasons,

@@ -18,6 +18,7 @@ from xlapy.backends.cpu import builtins
 from xlapy.backends.cpu.fork_safe import ForkSafeLock
 from xlapy.backends.cpu.object_file import undefined_symbols
 from xlapy.errors import CompileError
+from xlapy.passes.compile_profile import phase
 
 _LOCK = ForkSafeLock()
 """LLVM's global state (pass registration, the JIT) is not thread-safe."""
@@ -201,4 +202,7 @@ _PROCESS = ctypes.CDLL(None)
 def compile_to_object(module: ir.Module, opt_level: int = 3) -> bytes:
     """IR module -> optimised host object code."""
     tm = target_machine()
-    return emit_object(optimise(module, tm, opt_level), tm)
+    with phase("LLVM optimisation"):
+        optimised = optimise(module, tm, opt_level)
+    with phase("object code emission"):
+        return emit_object(optimised, tm)

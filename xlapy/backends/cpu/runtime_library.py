@@ -30,6 +30,7 @@ from xlapy.codegen import ir_types as T
 from xlapy.codegen.ir_types import storage_type
 from xlapy.flags import debug_options
 from xlapy.hlo.dtypes import PrimitiveType
+from xlapy.passes.compile_profile import phase
 
 _LOCK = ForkSafeLock(reentrant=True)   # building the GEMM builds the pool
 _LOADED: dict[str, object] = {}   # symbol -> LoadedObject keeping its code alive
@@ -83,11 +84,12 @@ def ensure_pool() -> None:
     with _LOCK:
         if POOL_SYMBOL in _LOADED:
             return
-        module = new_module(POOL_SYMBOL)
-        pool_parallel_for(module, POOL_SYMBOL, parallel.TASK_TYPE,
-                          parallel.spawning_parallel_for(module), linkage="external",
-                          openmp=True)
-        loaded = LoadedObject(cached_object(POOL_SYMBOL, module, compile_to_object))
+        with phase(f"runtime library {POOL_SYMBOL}"):
+            module = new_module(POOL_SYMBOL)
+            pool_parallel_for(module, POOL_SYMBOL, parallel.TASK_TYPE,
+                              parallel.spawning_parallel_for(module), linkage="external",
+                              openmp=True)
+            loaded = LoadedObject(cached_object(POOL_SYMBOL, module, compile_to_object))
         llvm.add_symbol(POOL_SYMBOL, loaded.address(POOL_SYMBOL))
         _LOADED[POOL_SYMBOL] = loaded
 
@@ -166,17 +168,22 @@ def ensure_gemm(dtype, threads: int) -> None:
     with _LOCK:
         if name in _LOADED:
             return
-        module = new_module(name)
-        module.xlapy_runtime = set()   # its parallel bands run on the shared pool
-        inner = gemm.gemm_function(module, dtype, threads)
-        wrapper = ir.Function(module, inner.function_type, name)
-        b = ir.IRBuilder(wrapper.append_basic_block("entry"))
-        b.call(inner, list(wrapper.args))
-        b.ret_void()
-        obj = cached_object(name, module, compile_to_object)
-        loaded = LoadedObject(obj)
-        llvm.add_symbol(name, loaded.address(name))
-        _LOADED[name] = loaded
+        with phase(f"runtime library {name}"):
+            _build_gemm(name, dtype, threads)
+
+
+def _build_gemm(name: str, dtype, threads: int) -> None:
+    module = new_module(name)
+    module.xlapy_runtime = set()   # its parallel bands run on the shared pool
+    inner = gemm.gemm_function(module, dtype, threads)
+    wrapper = ir.Function(module, inner.function_type, name)
+    b = ir.IRBuilder(wrapper.append_basic_block("entry"))
+    b.call(inner, list(wrapper.args))
+    b.ret_void()
+    obj = cached_object(name, module, compile_to_object)
+    loaded = LoadedObject(obj)
+    llvm.add_symbol(name, loaded.address(name))
+    _LOADED[name] = loaded
 
 
 def cached_object(name: str, module: ir.Module, compile_fn) -> bytes:
