@@ -4,6 +4,7 @@ interpreter's results bit-identical before and after and the verifier passing.""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -142,17 +143,59 @@ def test_expensive_producer_is_not_duplicated():
 
 
 def test_expensive_producer_is_not_recomputed_for_a_broadcast():
+    """Broadcast along the outer dimension (a column of a row-major result): each
+    element of `e` would be computed again for every row."""
     m = run_passes(module("""\
-  x = f32[4] parameter(0)
+  x = f32[8] parameter(0)
   y = f32[4,8] parameter(1)
-  e = f32[4] exponential(x)
-  b = f32[4,8] broadcast(e), dimensions={0}
+  e = f32[8] exponential(x)
+  b = f32[4,8] broadcast(e), dimensions={1}
   ROOT m = f32[4,8] multiply(b, y)"""), p := InstructionFusion())
     [fusion] = fusions(m)
     assert fused_opcodes(fusion) == ["broadcast", "multiply"]
     assert reasons(p, "e") == [
         "not fused: e is expensive and fusion reads each of its elements more than once "
         "(through b); fusing would recompute it for every read"]
+
+
+@pytest.mark.parametrize("layout,fused", [("{1,0}", True), ("{0,1}", False)])
+def test_an_expensive_value_per_row_fuses_under_its_row_broadcast(layout, fused):
+    """A value per row, broadcast along the row (the output's minor dimension), is
+    computed once per row by the code generators: fusing it recomputes nothing. With
+    the rows not contiguous (a column-major output) it would be."""
+    m = run_passes(module(f"""\
+  x = f32[4] parameter(0)
+  y = f32[4,8]{layout} parameter(1)
+  e = f32[4] exponential(x)
+  b = f32[4,8]{layout} broadcast(e), dimensions={{0}}
+  ROOT m = f32[4,8]{layout} multiply(b, y)"""), InstructionFusion())
+    [fusion] = fusions(m)
+    assert ("exponential" in fused_opcodes(fusion)) is fused
+
+
+def test_a_layer_norm_is_one_kernel():
+    """Its sqrt(variance) is a value per row: fused, so both reductions of the row
+    join the normalisation in one kernel."""
+    m = run_passes(module("""\
+  x = f32[16,32] parameter(0)
+  zero = f32[] constant(0)
+  n = f32[] constant(0.03125)
+  nb = f32[16] broadcast(n), dimensions={}
+  sum = f32[16] reduce(x, zero), dimensions={1}, to_apply=add_f32
+  mean = f32[16] multiply(sum, nb)
+  meanb = f32[16,32] broadcast(mean), dimensions={0}
+  centred = f32[16,32] subtract(x, meanb)
+  squares = f32[16,32] multiply(centred, centred)
+  sq = f32[16] reduce(squares, zero), dimensions={1}, to_apply=add_f32
+  variance = f32[16] multiply(sq, nb)
+  eps = f32[] constant(1e-05)
+  epsb = f32[16] broadcast(eps), dimensions={}
+  shifted = f32[16] add(variance, epsb)
+  root = f32[16] sqrt(shifted)
+  rootb = f32[16,32] broadcast(root), dimensions={0}
+  ROOT out = f32[16,32] divide(centred, rootb)"""), InstructionFusion())
+    assert entry_opcodes(m).count("fusion") == 1
+    assert "reduce" not in entry_opcodes(m)
 
 
 def test_scalar_constants_fuse_and_large_constants_stay():

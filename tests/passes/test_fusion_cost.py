@@ -149,12 +149,12 @@ def test_a_fusion_reads_a_parameter_once_per_indexing_and_phase():
 RULES = entry("""\
   x = f32[8,16] parameter(0)
   w = f32[16,4] parameter(1)
-  v = f32[8] parameter(2)
+  v = f32[4] parameter(2)
   d = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   e1 = f32[8,4] exponential(d)
   e2 = f32[8,4] tanh(d)
-  ev = f32[8] exponential(v)
-  bv = f32[8,4] broadcast(ev), dimensions={0}
+  ev = f32[4] exponential(v)
+  bv = f32[8,4] broadcast(ev), dimensions={1}
   n = f32[8,4] negate(bv)
   zero = f32[] constant(0)
   r = f32[8] reduce(x, zero), dimensions={1}, to_apply=add_f32

@@ -327,10 +327,36 @@ def _reuse(producer: HloInstruction, consumer: HloInstruction, use: OperandUse,
         return None  # judged by the hero rules
     reusers = use.reusers
     if reusers and is_expensive(producer):
+        if options.fuse_reduction_diamonds and _read_once_per_row(consumer, use):
+            return None
         return f"{producer.name} is expensive and {consumer.name} reads each of its elements " \
                f"more than once (through {_names(reusers)}); fusing would recompute it " \
                "for every read"
     return None
+
+
+def _read_once_per_row(consumer: HloInstruction, use: OperandUse) -> bool:
+    """Whether every read goes through one broadcast right under the consumer's output
+    that keeps only the output's outermost dimensions (in layout order): the
+    producer is a value per row, such as a layer norm's sqrt(variance), which the
+    code generators compute once per row, hoisted out of the row's loop. Fusing
+    it recomputes nothing, and lets the row's reductions join the same kernel."""
+    shape = consumer.shape
+    if not shape.is_array:
+        return False
+    order = list(reversed(shape.layout.minor_to_major if shape.layout is not None
+                          else range(shape.rank)))
+    for phase, steps in use.contexts:
+        if phase != ROOT or not steps:
+            return False
+        broadcast = steps[0].user
+        if broadcast.opcode is not Op.BROADCAST or any(s.reuses for s in steps[1:]) \
+                or broadcast.shape.dimensions != shape.dimensions:
+            return False
+        kept = sorted(order.index(d) for d in broadcast.attr("dimensions") or ())
+        if kept != list(range(len(kept))):
+            return False
+    return True
 
 
 def _budget(producer: HloInstruction, consumer: HloInstruction, use: OperandUse,
