@@ -1,7 +1,7 @@
 """The benchmark suite's harness: peers timed side by side, medians, ratios, floors.
 
 A workload builds one callable per peer (NumPy op by op, xlapy eager, xlapy
-`jit`, JAX's `jit`, PyTorch eager) on the same inputs. The harness warms
+`jit`, JAX's `jit`, PyTorch eager and `torch.compile`) on the same inputs. The harness warms
 each up, then times them in turns — round after round, every peer once per
 round — so a busy spell of the machine hits all peers alike, and reports
 each one's median. A workload's floor is the time this machine's measured
@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-PEERS = ("numpy", "xlapy eager", "xlapy jit", "jax jit", "torch eager")
+PEERS = ("numpy", "xlapy eager", "xlapy jit", "jax jit", "torch eager", "torch.compile")
 """The peers, in table order. Ratios are against NumPy op by op."""
 
 
@@ -37,6 +37,9 @@ class Result:
     floor_note: str = ""
     compile_cold: float | None = None
     compile_cached: float | None = None
+    peer_compile: dict[str, float] = field(default_factory=dict)
+    """Seconds JAX's jit and torch.compile spent compiling: each one's first call
+    less a timed call, with cold caches as xlapy's "compile cold"."""
     notes: list[str] = field(default_factory=list)
 
     def seconds(self, peer: str) -> float | None:
@@ -46,6 +49,12 @@ class Result:
     def baseline(self) -> str:
         """The peer ratios are taken against: NumPy op by op, else xlapy eager."""
         return "numpy" if self.seconds("numpy") else "xlapy eager"
+
+    def best_peer(self) -> tuple[str, float] | None:
+        """(name, seconds) of the fastest peer that is not xlapy."""
+        timed = [(t.seconds, t.peer) for t in self.timings
+                 if t.seconds and not t.peer.startswith("xlapy")]
+        return (min(timed)[1], min(timed)[0]) if timed else None
 
     def speedup(self, peer: str) -> float | None:
         mine, base = self.seconds(peer), self.seconds(self.baseline)
@@ -69,34 +78,45 @@ hold (a 1024^3 GEMM right after NumPy's took twice as long on 2 cores)."""
 
 
 def time_in_turns(fns: dict[str, Callable[[], object]], *, min_time: float = 0.05,
-                  rounds: int = 7, budget: float = 20.0,
-                  settle: float = SETTLE_SECONDS) -> dict[str, float]:
+                  rounds: int = 7, budget: float = 20.0, settle: float = SETTLE_SECONDS,
+                  first_calls: dict[str, float] | None = None) -> dict[str, float]:
     """Median seconds per call of each function, all timed in turns.
 
     Each is called once to warm up, then in `rounds` rounds of enough calls
     to last `min_time`; slow functions get fewer rounds (at least 3) so the
     whole measurement stays near `budget` seconds. Each turn starts after a
-    `settle` pause, so one peer's spinning threads do not slow the next.
+    `settle` pause, so one peer's spinning threads do not slow the next, and
+    one untimed call: the first call after an idle spell pays the thread
+    pools' wake-up (1 ms here for PyTorch, a tiny workload's whole time).
+    The warm-up calls' seconds go into `first_calls` when given.
     """
     once, number = {}, {}
     for name, fn in fns.items():
-        fn()                                    # warm-up: compilation, caches, page faults
-        time.sleep(settle)
         start = time.perf_counter()
-        fn()
-        once[name] = max(time.perf_counter() - start, 1e-7)
-        number[name] = max(1, int(min_time / once[name]))
-    per_round = sum(once[n] * number[n] for n in fns)
+        fn()                                    # warm-up: compilation, caches, page faults
+        if first_calls is not None:
+            first_calls[name] = time.perf_counter() - start
+        time.sleep(settle)
+        once[name] = max(min(_seconds(fn) for _ in range(2)), 1e-7)   # torch.compile's
+        number[name] = max(1, int(min_time / once[name]))            # second call is slow
+    per_round = sum(once[n] * (number[n] + 1) for n in fns)
     rounds = max(3, min(rounds, int(budget / max(per_round, 1e-9))))
     samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
             time.sleep(settle)
+            fn()
             start = time.perf_counter()
             for _ in range(number[name]):
                 fn()
             samples[name].append((time.perf_counter() - start) / number[name])
     return {name: sorted(s)[len(s) // 2] for name, s in samples.items()}
+
+
+def _seconds(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
 
 
 def format_seconds(seconds: float | None) -> str:
@@ -111,8 +131,8 @@ def format_seconds(seconds: float | None) -> str:
 
 def table(results: list[Result]) -> str:
     """The terminal table: per workload, each peer's median and its ratio to
-    NumPy, the floor and the fraction of it the fastest xlapy mode reaches,
-    and compile times."""
+    NumPy, the floor and the fraction of it xlapy's jit reaches, xlapy's time
+    against the fastest other peer's, and the compilers' compile times."""
     lines = []
     header = f"{'workload':<34}" + "".join(f"{p:>17}" for p in PEERS)
     lines += [header, "-" * len(header)]
@@ -133,9 +153,14 @@ def table(results: list[Result]) -> str:
             jit = r.seconds("xlapy jit")
             reached = f", xlapy jit at {r.floor_seconds / jit:.0%} of it" if jit else ""
             extra.append(f"floor {format_seconds(r.floor_seconds)} ({r.floor_note}){reached}")
+        best, jit = r.best_peer(), r.seconds("xlapy jit")
+        if best and jit:
+            extra.append(f"xlapy jit at {jit / best[1]:.2f}x the time of the best peer "
+                         f"({best[0]})")
         if r.compile_cold is not None:
+            peers = ", ".join(f"{p} {s:.2f} s" for p, s in r.peer_compile.items())
             extra.append(f"compile cold {r.compile_cold:.2f} s, from disk cache "
-                         f"{r.compile_cached:.2f} s")
+                         f"{r.compile_cached:.2f} s" + (f"; peers cold: {peers}" if peers else ""))
         for text in extra + r.notes:
             lines.append(f"  {text}")
     skipped = sorted({f"{t.peer}: {t.note}" for r in results for t in r.timings

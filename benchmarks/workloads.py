@@ -16,6 +16,7 @@ import numpy as np
 
 import xlapy
 import xlapy.numpy as xnp
+from benchmarks import torch_peers
 from xlapy.models import NUMPY, XLAPY, encoder, jax_lib, lstm, mlp, softmax_regression
 from xlapy.models.lib import tree_map
 
@@ -38,15 +39,13 @@ def _jax():
 
 
 def _torch():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch
+    """The torch module, or None where PyTorch is not installed."""
+    return torch_peers.torch
 
 
 NO_JAX = "JAX not installed (pip install 'xlapy[bench]')"
 NO_TORCH = "PyTorch not installed"
+TORCH_PEERS = ("torch eager", "torch.compile")
 
 
 @dataclass
@@ -85,14 +84,24 @@ def _standard_peers(make: Callable, args: tuple, torch_fn: Callable | None = Non
     else:
         peers["jax jit"] = NO_JAX
     torch = _torch()
-    if torch is None:
-        peers["torch eager"] = NO_TORCH
-    elif torch_fn is None:
-        peers["torch eager"] = "no PyTorch version of this workload"
+    if torch is None or torch_fn is None:
+        note = NO_TORCH if torch is None else "no PyTorch version of this workload"
+        peers.update(dict.fromkeys(TORCH_PEERS, note))
     else:
-        tensors = [torch.from_numpy(a) for a in args]
-        peers["torch eager"] = lambda: torch_fn(torch, *tensors)
+        _torch_peers(peers, lambda compile: torch_peers.compiled(
+            lambda *a: torch_fn(torch, *a), compile), args)
     return Built(peers, make(xnp, xlapy.lax.erf), args)
+
+
+def _torch_peers(peers: dict, make: Callable[[bool], Callable], args: tuple) -> None:
+    """PyTorch eager and torch.compile peers of `make(compile)(*args)` on tensors."""
+    if _torch() is None:
+        peers.update(dict.fromkeys(TORCH_PEERS, NO_TORCH))
+        return
+    tensors = torch_peers.tensors(args)
+    eager, compiled = make(False), make(True)
+    peers["torch eager"] = lambda: eager(*tensors)
+    peers["torch.compile"] = lambda: compiled(*tensors)
 
 
 def _random(tiny: bool, *shapes):
@@ -156,7 +165,7 @@ def _dot(tiny):
 
 
 def _dense(tiny):
-    batch, d = (4, 8) if tiny else (512, 1024)
+    batch, d = (4, 8) if tiny else (256, 1024)
     args = _random(tiny, (batch, d), (d, d), (d,))
     return _standard_peers(lambda xp, erf: lambda x, w, b: xp.maximum(x @ w + b, 0.0), args,
                            lambda t, x, w, b: t.relu(x @ w + b))
@@ -187,12 +196,14 @@ def _digits(tiny: bool, batch: int, steps: int):
             for i in range(steps)]
 
 
-def _training(model, tiny: bool, sizes: dict, eager_steps: int) -> Built:
+def _training(model, torch_apply: Callable, tiny: bool, sizes: dict, *, batch: int, steps: int,
+              eager_steps: int) -> Built:
     """SGD on digit batches: NumPy's hand-written backprop, eager xlapy, xlapy jit,
-    JAX jit; one call trains over all batches (fewer for eager xlapy)."""
-    steps = 4 if tiny else 1000
+    JAX jit, PyTorch eager and torch.compile (`torch_apply`, the model in torch ops);
+    one call trains over all batches (fewer for the eager peers)."""
+    steps = 4 if tiny else steps
     eager_steps = min(eager_steps, steps)
-    batches = _digits(tiny, 8 if tiny else 100, steps)
+    batches = _digits(tiny, 8 if tiny else batch, steps)
     params = model.init(np.random.default_rng(0), **sizes)
     lr = model.LR
 
@@ -200,19 +211,19 @@ def _training(model, tiny: bool, sizes: dict, eager_steps: int) -> Built:
         return model.train_step(p, batch, lr=lr)
 
     def train(step_fn, count, convert=None):
-        start = params if convert is None else _on(convert, params)
-        data = batches[:count] if convert is None else _on(convert, batches[:count])
+        start = params if convert is None else convert(params)
+        data = batches[:count] if convert is None else convert(batches[:count])
 
         def run():
             p = start
             for batch in data:
                 p, loss = step_fn(p, batch)
-            return loss
+            return p, loss                  # the tests compare both with every peer's
         return run
 
     jitted = xlapy.jit(step)
     peers = {"numpy": train(lambda p, b: model.numpy_train_step(p, b, lr), steps),
-             "xlapy eager": train(step, eager_steps, xnp.asarray),
+             "xlapy eager": train(step, eager_steps, lambda t: _on(xnp.asarray, t)),
              "xlapy jit": train(jitted, steps)}
     jx = jax_lib()
     if jx is None:
@@ -221,19 +232,29 @@ def _training(model, tiny: bool, sizes: dict, eager_steps: int) -> Built:
         import jax
 
         jax_step = jax.jit(lambda p, b: model.train_step(p, b, lr=lr, xp=jx))
-        run = train(jax_step, steps, jx.np.asarray)
+        run = train(jax_step, steps, lambda t: _on(jx.np.asarray, t))
         peers["jax jit"] = lambda: jax.block_until_ready(run())
-    peers["torch eager"] = NO_TORCH if _torch() is None else "no PyTorch version of this model"
-    counts = {"numpy": steps, "xlapy eager": eager_steps, "xlapy jit": steps, "jax jit": steps}
+    if _torch() is None:
+        peers.update(dict.fromkeys(TORCH_PEERS, NO_TORCH))
+    else:
+        loss = torch_peers.classifier_loss(torch_apply)
+        peers["torch eager"] = train(torch_peers.sgd_step(loss, lr), eager_steps,
+                                     torch_peers.tensors)
+        peers["torch.compile"] = train(torch_peers.sgd_step(loss, lr, compile=True), steps,
+                                       torch_peers.tensors)
+    counts = {"numpy": steps, "xlapy eager": eager_steps, "xlapy jit": steps, "jax jit": steps,
+              "torch eager": eager_steps, "torch.compile": steps}
     return Built(peers, step, (params, batches[0]), counts)
 
 
 def _mnist(tiny):
-    return _training(softmax_regression, tiny, {}, eager_steps=100)
+    return _training(softmax_regression, torch_peers.softmax_regression_apply, tiny, {},
+                     batch=100, steps=1000, eager_steps=100)
 
 
 def _mlp(tiny):
-    return _training(mlp, tiny, {"hidden": 8 if tiny else 128}, eager_steps=50)
+    return _training(mlp, torch_peers.mlp_apply, tiny, {"hidden": 8 if tiny else 512},
+                     batch=128, steps=200, eager_steps=50)
 
 
 # -- encoder layer and LSTM ---------------------------------------------------------------
@@ -247,8 +268,10 @@ def encoder_inputs(tiny: bool, batch: int | None = None):
     return params, (x, target)
 
 
-def _library_peers(fn_of_lib: Callable, args: tuple, numpy_note: str | None = None) -> Built:
-    """Peers of `fn_of_lib(xp)(*args)` for the models' ArrayLibs."""
+def _library_peers(fn_of_lib: Callable, args: tuple, torch_make: Callable[[bool], Callable],
+                   numpy_note: str | None = None) -> Built:
+    """Peers of `fn_of_lib(xp)(*args)` for the models' ArrayLibs; PyTorch's run
+    `torch_make(compile)`, the model written in torch ops (torch_peers)."""
     jitted = xlapy.jit(fn_of_lib(XLAPY))
     eager_args = _on(xnp.asarray, args)
     peers = {"numpy": numpy_note or (lambda: fn_of_lib(NUMPY)(*args)),
@@ -263,13 +286,14 @@ def _library_peers(fn_of_lib: Callable, args: tuple, numpy_note: str | None = No
         jax_fn = jax.jit(fn_of_lib(jx))
         jax_args = _on(jx.np.asarray, args)
         peers["jax jit"] = lambda: jax.block_until_ready(jax_fn(*jax_args))
-    peers["torch eager"] = NO_TORCH if _torch() is None else "no PyTorch version of this model"
+    _torch_peers(peers, torch_make, args)
     return Built(peers, fn_of_lib(XLAPY), args)
 
 
 def _encoder_forward(tiny):
     params, (x, _) = encoder_inputs(tiny)
-    return _library_peers(lambda xp: lambda p, v: encoder.apply(p, v, xp), (params, x))
+    return _library_peers(lambda xp: lambda p, v: encoder.apply(p, v, xp), (params, x),
+                          lambda compile: torch_peers.compiled(torch_peers.encoder_apply, compile))
 
 
 def encoder_loss_and_grad(xp):
@@ -279,6 +303,8 @@ def encoder_loss_and_grad(xp):
 def _encoder_backward(tiny):
     params, batch = encoder_inputs(tiny)
     return _library_peers(encoder_loss_and_grad, (params, batch),
+                          lambda compile: torch_peers.value_and_grad(torch_peers.encoder_loss,
+                                                                     compile),
                           numpy_note="NumPy has no automatic differentiation")
 
 
@@ -287,7 +313,8 @@ def _lstm_step(tiny):
     params = lstm.init(np.random.default_rng(0), features=features, hidden=hidden)
     h, c, x = _random(tiny, (batch, hidden), (batch, hidden), (batch, features))
     return _library_peers(lambda xp: lambda p, carry, v: lstm.cell(p, carry, v, xp),
-                          (params, (h, c), x))
+                          (params, (h, c), x),
+                          lambda compile: torch_peers.compiled(torch_peers.lstm_cell, compile))
 
 
 WORKLOADS = [
@@ -296,10 +323,10 @@ WORKLOADS = [
     Workload("layernorm", "layernorm rows, 8192x1024 f32", "call", _layernorm),
     Workload("chain", "tanh, sigmoid, GELU(erf), 2^24", "call", _chain),
     Workload("dot", "dot 1024x1024x1024 f32", "call", _dot),
-    Workload("dense", "relu(x@W + b), 512x1024x1024", "call", _dense),
+    Workload("dense", "relu(x@W + b), 256x1024x1024", "call", _dense),
     Workload("dispatch", "dispatch: x*2+1 on f32[4]", "call", _dispatch),
     Workload("mnist", "MNIST softmax regression, SGD", "step", _mnist),
-    Workload("mlp", "MLP 784-128-10, SGD", "step", _mlp),
+    Workload("mlp", "MLP 784-512-10, SGD, batch 128", "step", _mlp),
     Workload("encoder_fwd", "encoder layer forward 8x128x256", "call", _encoder_forward),
     Workload("encoder_train", "encoder layer fwd+bwd 8x128x256", "call", _encoder_backward),
     Workload("lstm_step", "LSTM cell step 128x256->256", "call", _lstm_step),

@@ -4,12 +4,13 @@ memory fit come out whole."""
 
 import argparse
 import json
+import time
 
 import numpy as np
 import pytest
 
 from benchmarks.harness import Result, Timing, table, time_in_turns
-from benchmarks.workloads import WORKLOADS
+from benchmarks.workloads import NO_TORCH, TORCH_PEERS, WORKLOADS, Built, Workload
 from xlapy.cli import main
 from xlapy.tools.bench import parse_bytes
 
@@ -30,6 +31,9 @@ def test_tiny_suite_writes_table_and_json(tmp_path, capsys):
         assert w["floor_seconds"] > 0 and w["compile_cold"] > 0
     encoder = report["workloads"][2]
     assert encoder["ratios_over"] == "xlapy eager"       # NumPy cannot differentiate
+    if TORCH_PEERS[1] in report["workloads"][0]["peer_compile"]:     # PyTorch installed
+        assert "torch.compile" in out and "torch.compile" in encoder["speedups"]
+        assert all(w["peer_compile"]["torch.compile"] > 0 for w in report["workloads"])
     fits = report["memory"]["fits"]
     assert [f["mode"] for f in fits] == ["op by op", "compiled"]
     assert all(f["per_example"] > 0 for f in fits)
@@ -50,6 +54,25 @@ def test_every_workload_builds_and_peers_agree():
             for a, b in zip(got, expected):
                 np.testing.assert_allclose(a, b, rtol=2e-3, atol=2e-5,
                                            err_msg=f"{workload.name}: {peer}")
+
+
+def test_pytorch_runs_every_workload_eagerly_and_compiled():
+    """Every workload has a PyTorch version (its values: the test above)."""
+    pytest.importorskip("torch")
+    for workload in WORKLOADS:
+        built = workload.build(True)
+        for peer in TORCH_PEERS:
+            assert callable(built.peers[peer]), (workload.name, peer, built.peers[peer])
+
+
+def test_without_pytorch_its_peers_are_skipped_with_a_note(monkeypatch):
+    from benchmarks import torch_peers
+
+    monkeypatch.setattr(torch_peers, "torch", None)
+    for workload in WORKLOADS:
+        built = workload.build(True)
+        assert all(built.peers[p] == NO_TORCH for p in TORCH_PEERS), workload.name
+        assert callable(built.peers["xlapy jit"])
 
 
 def _leaves(value):
@@ -91,6 +114,35 @@ def test_table_shows_ratios_and_skips():
                floor_seconds=5e-4, floor_note="1 MB at 2 GB/s")
     text = table([r])
     assert "2.00x" in text and "50% of it" in text and "PyTorch not installed" in text
+    assert "xlapy jit at 0.50x the time of the best peer (numpy)" in text
+
+
+def test_table_gives_the_compiling_peers_compile_times():
+    r = Result("w", "a workload", "call", [Timing("xlapy jit", 1e-3), Timing("jax jit", 4e-3),
+                                           Timing("torch.compile", 2e-3)],
+               compile_cold=0.5, compile_cached=0.1,
+               peer_compile={"jax jit": 0.25, "torch.compile": 1.5})
+    text = table([r])
+    assert "best peer (torch.compile)" in text
+    assert "compile cold 0.50 s, from disk cache 0.10 s; peers cold: jax jit 0.25 s, " \
+           "torch.compile 1.50 s" in text
+
+
+def test_peer_compile_is_the_first_call_less_a_timed_one(monkeypatch):
+    from benchmarks import suite
+
+    def built(tiny):
+        calls = []
+
+        def compiling():
+            time.sleep(0.2 if not calls else 0.001)     # the first call compiles
+            calls.append(1)
+        return Built({"numpy": lambda: None, "jax jit": compiling}, lambda x: x + 1,
+                     (np.ones(2, np.float32),))
+    result = suite.run_workload(Workload("w", "a workload", "call", built), None, tiny=True,
+                                budget=0.05, min_time=0.001)
+    assert set(result.peer_compile) == {"jax jit"}
+    assert 0.15 < result.peer_compile["jax jit"] < 0.4
 
 
 def test_plot(tmp_path):

@@ -1,9 +1,10 @@
 """`xlapy bench`: the benchmark suite in a checkout's `benchmarks/` folder.
 
-Every workload runs NumPy op by op, xlapy eager, xlapy `jit`, and JAX's `jit`
-and PyTorch eager where installed, side by side in one process; the table
-gives medians, ratios to NumPy, this machine's floor for each workload and
-compile times. See benchmarks/suite.py.
+Every workload runs NumPy op by op, xlapy eager, xlapy `jit`, and JAX's `jit`,
+PyTorch eager and `torch.compile` (Inductor) where installed, side by side in
+one process; the table gives medians, ratios to NumPy, this machine's floor
+for each workload, xlapy against the fastest other peer, and compile times
+(xlapy's, JAX's and Inductor's, cold). See benchmarks/suite.py.
 """
 
 from __future__ import annotations
