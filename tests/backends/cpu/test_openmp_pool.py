@@ -113,14 +113,17 @@ def test_a_library_not_loaded_is_not_shared():
 
 
 @pytest.fixture
-def libgomp():
-    """The path of a libgomp loaded into this process (as PyTorch loads one); the
-    shared pool's entry is restored afterwards."""
+def libgomp(monkeypatch):
+    """The path of a libgomp loaded into this process (as PyTorch loads one), with
+    nothing shared yet; the shared pool's entry is restored afterwards."""
     path = runtime_library.loaded_library("libgomp") or ctypes.util.find_library("gomp")
     if path is None:
         pytest.skip("no libgomp on this machine")
     ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     before = runtime_library.openmp_entry()
+    monkeypatch.setattr(runtime_library._Sharing, "shared", False)
+    monkeypatch.setattr(runtime_library._Sharing, "modules_seen", -1)
+    runtime_library.set_openmp_entry(0)
     yield runtime_library.loaded_library("libgomp")
     runtime_library.set_openmp_entry(before)
 
@@ -134,19 +137,25 @@ def test_a_loaded_libgomp_runs_the_loops(run, libgomp):
     np.testing.assert_array_equal(out, _expected(4099, 200))
 
 
-def test_a_compile_shares_a_loaded_libgomp_unless_the_flag_is_off(monkeypatch, libgomp):
-    monkeypatch.setattr(runtime_library._Sharing, "shared", False)
-    monkeypatch.setattr(runtime_library._Sharing, "modules_seen", -1)
-    runtime_library.set_openmp_entry(0)
-    monkeypatch.setenv("XLAPY_FLAGS", "--xlapy_cpu_openmp_threads=false")
-    assert not runtime_library.share_loaded_openmp()
-    assert runtime_library.openmp_entry() == 0
+def test_torch_compiles_share_a_loaded_libgomp_unless_the_flag_says_never(monkeypatch, libgomp):
+    for setting in ("never", "torch"):   # the default, 'torch': for torch.compile only
+        monkeypatch.setenv("XLAPY_FLAGS", f"--xlapy_cpu_openmp_threads={setting}")
+        assert not runtime_library.share_loaded_openmp()
+        assert runtime_library.openmp_entry() == 0
+    monkeypatch.setenv("XLAPY_FLAGS", "--xlapy_cpu_openmp_threads=never")
+    assert not runtime_library.share_loaded_openmp(for_torch=True)
     monkeypatch.setenv("XLAPY_FLAGS", "")
+    assert runtime_library.share_loaded_openmp(for_torch=True)
+    assert runtime_library.openmp_entry() != 0
+
+
+def test_always_shares_for_every_compile(monkeypatch, libgomp):
+    monkeypatch.setenv("XLAPY_FLAGS", "--xlapy_cpu_openmp_threads=always")
     assert runtime_library.share_loaded_openmp()
     assert runtime_library.openmp_entry() != 0
 
 
-def test_every_compile_looks_for_a_loaded_libgomp(monkeypatch):
+def test_every_compile_asks_whether_to_share(monkeypatch):
     looks = []
     monkeypatch.setattr(compiler, "share_loaded_openmp", lambda: looks.append(1))
     text = "HloModule m\nENTRY e {\n  p = f32[3] parameter(0)\n  ROOT r = f32[3] negate(p)\n}\n"

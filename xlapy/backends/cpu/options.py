@@ -29,10 +29,12 @@ register_flag("xlapy_cpu_guard_pages", "bool", False,
               "xlapy (testing): run every execution on copies of its buffers placed against "
               "inaccessible pages, each temporary in its own, so a kernel reading or writing "
               "out of bounds faults (slow: a mapping per call)")
-register_flag("xlapy_cpu_openmp_threads", "bool", True,
-              "xlapy: run parallel loops on the OpenMP team of a libgomp the process has "
-              "loaded (PyTorch's) instead of xlapy's own pool: one set of threads for both, "
-              "where PyTorch's would spin against xlapy's between its operations")
+register_flag("xlapy_cpu_openmp_threads", "string", "torch",
+              "xlapy: where parallel loops run beside PyTorch. 'torch': on PyTorch's OpenMP "
+              "team once torch.compile(backend='xlapy') compiled a graph (PyTorch's threads "
+              "spin between its operations and would take the cores from xlapy's pool); "
+              "'always': on the team of any libgomp the process has loaded; 'never': on "
+              "xlapy's own pool")
 register_flag("xlapy_test_miscompile", "string", "",
               "xlapy (testing only): the CPU backend emits this opcode wrongly (its result "
               "plus one), so numerics bisection has a known bug to find")

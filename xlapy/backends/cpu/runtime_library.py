@@ -99,12 +99,19 @@ class _Sharing:
     shared = False
 
 
-def share_loaded_openmp() -> bool:
+def share_loaded_openmp(for_torch: bool = False) -> bool:
     """Share the OpenMP team of a libgomp this process has loaded (PyTorch imports
-    one), unless --xlapy_cpu_openmp_threads is off; whether it is shared. Called
-    at each compile: the process's libraries are looked at again only when
-    Python has imported something since (a new module may have loaded one)."""
-    if _Sharing.shared or not debug_options().xlapy_cpu_openmp_threads:
+    one) as --xlapy_cpu_openmp_threads says: for every compile with 'always',
+    for torch.compile's graphs (`for_torch`) with 'torch'. Whether it is shared.
+    The process's libraries are looked at again only when Python has imported
+    something since (a new module may have loaded one).
+
+    Not for every compile by default: a loop on an OpenMP team ends at a barrier
+    that waits for every team thread, and where another process holds a core a
+    descheduled thread holds up the loop for a scheduler tick (a 1.4 ms GEMM
+    took 16 ms), while xlapy's pool lets the caller run a late worker's chunk."""
+    setting = debug_options().xlapy_cpu_openmp_threads
+    if _Sharing.shared or setting == "never" or (setting == "torch" and not for_torch):
         return _Sharing.shared
     if len(sys.modules) == _Sharing.modules_seen:
         return False

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import torch
 
+from xlapy.backends import default_backend
+from xlapy.backends.cpu import runtime_library
 from xlapy.frontends.torch.convert import LoweredGraph, inverse
 from xlapy.frontends.torch.dtypes import from_numpy, to_numpy
 from xlapy.runtime import compile as compile_module
@@ -23,6 +25,8 @@ class CompiledGraph:
     def __init__(self, lowered: LoweredGraph, gm: torch.fx.GraphModule | None = None,
                  backend: str | None = None):
         self.lowered = lowered
+        if (backend or default_backend()) == "cpu":   # see openmp_pool: one thread team
+            runtime_library.share_loaded_openmp(for_torch=True)
         self.executable = compile_module(lowered.module, backend)
         self._dtypes = lowered.out_dtypes
         self._in_perms = lowered.input_perms
