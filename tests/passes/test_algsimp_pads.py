@@ -74,39 +74,26 @@ def test_the_gradient_of_three_slices_becomes_one_concatenation():
   ROOT c = f32[3,4] concatenate(x0, x1, x2), dimensions={0}"""))
 
 
+def _two_pads(n: int, padded: int, value: str, pad_a: str, pad_b: str) -> str:
+    """The sum of two f32[n] parameters each padded to f32[padded] with `value`."""
+    return f"""
+  a = f32[{n}] parameter(0)
+  b = f32[{n}] parameter(1)
+  z = f32[] constant({value})
+  pa = f32[{padded}] pad(a, z), padding={pad_a}
+  pb = f32[{padded}] pad(b, z), padding={pad_b}
+  ROOT r = f32[{padded}] add(pa, pb)"""
+
+
 @pytest.mark.parametrize("body", [
     # Overlapping regions: the sum is not a concatenation.
-    """
-  a = f32[4] parameter(0)
-  b = f32[4] parameter(1)
-  z = f32[] constant(0)
-  pa = f32[6] pad(a, z), padding=0_2
-  pb = f32[6] pad(b, z), padding=2_0
-  ROOT r = f32[6] add(pa, pb)""",
+    _two_pads(4, 6, "0", "0_2", "2_0"),
     # A nonzero padding value.
-    """
-  a = f32[2] parameter(0)
-  b = f32[2] parameter(1)
-  one = f32[] constant(1)
-  pa = f32[4] pad(a, one), padding=0_2
-  pb = f32[4] pad(b, one), padding=2_0
-  ROOT r = f32[4] add(pa, pb)""",
+    _two_pads(2, 4, "1", "0_2", "2_0"),
     # -0 padding: -0 + x is x, but -0 + -0 outside is not +0... keep it.
-    """
-  a = f32[2] parameter(0)
-  b = f32[2] parameter(1)
-  z = f32[] constant(-0)
-  pa = f32[4] pad(a, z), padding=0_2
-  pb = f32[4] pad(b, z), padding=2_0
-  ROOT r = f32[4] add(pa, pb)""",
+    _two_pads(2, 4, "-0", "0_2", "2_0"),
     # Interior padding.
-    """
-  a = f32[2] parameter(0)
-  b = f32[2] parameter(1)
-  z = f32[] constant(0)
-  pa = f32[5] pad(a, z), padding=0_2_1
-  pb = f32[5] pad(b, z), padding=3_0
-  ROOT r = f32[5] add(pa, pb)""",
+    _two_pads(2, 5, "0", "0_2_1", "3_0"),
     # The mask's region differs from the pad's.
     """
   x = f32[1,4] parameter(0)
