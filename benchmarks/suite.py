@@ -6,7 +6,10 @@
 
 The machine's limits are measured first, in the same run. Compilation uses
 an on-disk cache of its own (a fresh directory), so "cold" is a real first
-compile and "from disk cache" a second process's experience. Inductor gets a
+compile and "from disk cache" a second process's experience. The runtime
+library (thread pool, GEMMs) stays in the user's cache, built once per
+machine as an installed library would be; its build is timed on its own, in
+a child process with an empty cache (`runtime_build.py`). Inductor gets a
 fresh cache directory too, so torch.compile's compile times are as cold (JAX
 keeps no persistent cache unless asked to).
 """
@@ -24,10 +27,11 @@ import time
 import numpy as np
 
 import xlapy
-from benchmarks import machine, memory_budget
+from benchmarks import machine, memory_budget, runtime_build
 from benchmarks.harness import PEERS, Result, Timing, table, time_in_turns
 from benchmarks.workloads import WORKLOADS
-from xlapy.flags import flags_set
+from xlapy.backends.cpu.options import CpuOptions
+from xlapy.flags import debug_options, flags_set
 
 COMPILING_PEERS = ("jax jit", "torch.compile")
 """Peers whose first call compiles: the compile is reported beside xlapy's."""
@@ -68,6 +72,25 @@ def _floor(built, limits) -> tuple[float, str]:
     return limits.floor(moved, compiled.cost_analysis().get("flops", 0.0))
 
 
+def _runtime_library(runtime_dir: str | None, out) -> dict[str, float]:
+    """The runtime library's build (a child process, empty cache) and its load in
+    this process (from the user's cache; a build too the first time on a machine)."""
+    from xlapy.backends.cpu import builtins, runtime_library
+
+    threads = CpuOptions.from_flags().threads
+    built = runtime_build.build_seconds(threads)
+    start = time.perf_counter()
+    runtime_library.ensure_pool()
+    builtins.ensure()
+    for dtype in runtime_library.FAST_GEMM_TYPES:
+        runtime_library.ensure_gemm(dtype, threads)
+    here = time.perf_counter() - start
+    print(f"runtime library (thread pool, builtins, f32/f64 GEMM): built in {built['ready']:.2f} s "
+          f"once per machine (a fresh process with an empty cache); this process had it ready "
+          f"in {here:.2f} s from {runtime_dir or 'a fresh cache'}", file=out)
+    return {"build_seconds": built["ready"], "ready_seconds": here}
+
+
 def _compile_times(workload, tiny: bool) -> tuple[float, float]:
     """(cold, from the on-disk cache) seconds of a fresh jit's first call: trace,
     optimise, LLVM (or the cache) and one run."""
@@ -91,8 +114,12 @@ def run(names: list[str] | None = None, *, tiny: bool = False, memory_budget_byt
     report = {"python": platform.python_version(), "numpy": np.__version__,
               "peers": _peer_versions()}
     started = time.perf_counter()
+    runtime_dir = runtime_build.runtime_directory(debug_options().xlapy_cpu_cache_dir)
     with tempfile.TemporaryDirectory(prefix="xlapy-bench-cache-") as cache, \
-            flags_set(f"--xlapy_cpu_cache_dir={cache}"), _fresh_inductor_cache():
+            flags_set(f"--xlapy_cpu_cache_dir={cache} "
+                      f"--xlapy_cpu_runtime_cache_dir={runtime_dir or cache}"), \
+            _fresh_inductor_cache():
+        report["runtime_library"] = _runtime_library(runtime_dir, out)
         limits = machine.measure(elements=1 << (12 if tiny else 25), gemm=32 if tiny else 2048,
                                  budget=0.2 if tiny else 3.0)
         print(f"machine: {limits.describe()}", file=out)

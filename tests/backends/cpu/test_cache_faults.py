@@ -242,18 +242,18 @@ def test_a_runtime_object_that_is_no_object_is_rebuilt(tmp_path, real_object):
     with a dot until the cache was deleted by hand."""
     built = []
 
-    def build(module):
-        built.append(module)
+    def build():
+        built.append(1)
         return real_object
 
     with flags_set(f"--xlapy_cpu_cache_dir={tmp_path}"):
-        assert runtime_library.cached_object("probe", None, build) == real_object
+        assert runtime_library.cached_object("probe", build) == real_object
         key = disk_cache.cache_key("runtime:probe", "", " ".join(host_target()))
         # an ELF header, then nothing: its checksum matches, its sections are not there
         assert DiskCache(tmp_path).put(key, real_object[:64] + bytes(200))
         with _warns("section table"):
-            assert runtime_library.cached_object("probe", None, build) == real_object
-        assert runtime_library.cached_object("probe", None, build) == real_object
+            assert runtime_library.cached_object("probe", build) == real_object
+        assert runtime_library.cached_object("probe", build) == real_object
     assert len(built) == 2  # the first build and the rebuild; the third call was a hit
 
 
@@ -292,3 +292,30 @@ def test_an_entry_decodes_only_under_its_own_key(tmp_path):
     assert len(data) == HEADER_SIZE + 1
     assert disk_cache.decode_entry(data, KEY) == (b"p", "")
     assert "another key" in disk_cache.decode_entry(data, OTHER)[1]
+
+
+def test_the_runtime_library_has_a_cache_of_its_own_when_asked(tmp_path, real_object):
+    """`--xlapy_cpu_runtime_cache_dir` keeps the runtime objects (built once per machine)
+    apart from the kernels' cache, so a fresh kernel cache does not rebuild the GEMM;
+    unset, they follow the kernels' cache; 'off' builds every time."""
+    built = []
+
+    def build():
+        built.append(1)
+        return real_object
+
+    kernels, runtime = tmp_path / "kernels", tmp_path / "runtime"
+    with flags_set(f"--xlapy_cpu_cache_dir={kernels} --xlapy_cpu_runtime_cache_dir={runtime}"):
+        assert runtime_library.cached_object("probe", build) == real_object
+    with flags_set(f"--xlapy_cpu_cache_dir={tmp_path / 'fresh'} "
+                   f"--xlapy_cpu_runtime_cache_dir={runtime}"):
+        assert runtime_library.cached_object("probe", build) == real_object
+    assert len(built) == 1
+    assert not kernels.exists() and runtime.is_dir()
+    with flags_set(f"--xlapy_cpu_cache_dir={kernels}"):
+        assert runtime_library.cached_object("probe", build) == real_object
+        assert runtime_library.cached_object("probe", build) == real_object
+    assert len(built) == 2 and kernels.is_dir()
+    with flags_set(f"--xlapy_cpu_cache_dir={kernels} --xlapy_cpu_runtime_cache_dir=off"):
+        runtime_library.cached_object("probe", build)
+    assert len(built) == 3

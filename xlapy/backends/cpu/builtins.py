@@ -89,15 +89,18 @@ def add_to(module: ir.Module, linkage: str = "external") -> None:
         b.ret(body(b, function.args[0]))
 
 
+def _build() -> bytes:
+    module = llvm_target.new_module("xlapy_builtins")
+    add_to(module)
+    return llvm_target.compile_to_object(module)
+
+
 def ensure() -> None:
     """Register the builtins with the JIT's symbol table, once per process."""
     with _LOCK:
         if _LOADED:
             return
-        module = llvm_target.new_module("xlapy_builtins")
-        add_to(module)
-        compiled = runtime_library.cached_object("builtins", module,
-                                                 llvm_target.compile_to_object)
+        compiled = runtime_library.cached_object("builtins", _build)
         loaded = llvm_target.LoadedObject(compiled, check_symbols=False)
         for name in _BODIES:
             llvm.add_symbol(name, loaded.address(name))

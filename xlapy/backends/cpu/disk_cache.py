@@ -58,7 +58,7 @@ from xlapy.hlo.printer import module_to_text
 
 __all__ = ["SIZE_FILE", "CacheStats", "DiskCache", "cache_directory", "cache_key",
            "decode_entry", "default_cache", "encode_entry", "module_fingerprint",
-           "object_problem"]
+           "object_problem", "runtime_cache"]
 
 FORMAT_VERSION = 2
 """Bump when the entry layout or the meaning of a payload changes (2: the key in the
@@ -454,6 +454,19 @@ def default_cache(flags: DebugOptions | None = None) -> DiskCache | None:
     """The cache the flags choose (one object per directory, so its stats add up)."""
     flags = flags if flags is not None else debug_options()
     directory = cache_directory(flags.xlapy_cpu_cache_dir)
+    return None if directory is None else _cache_at(str(directory))
+
+
+def runtime_cache(flags: DebugOptions | None = None) -> DiskCache | None:
+    """Where the runtime library's objects (GEMM, thread pool, builtins) live:
+    `xlapy_cpu_runtime_cache_dir` when set, else the kernels' cache. They are
+    built once per machine (a second or two), as a library would be installed;
+    a program may point its kernel cache at a fresh directory and keep them."""
+    flags = flags if flags is not None else debug_options()
+    setting = flags.xlapy_cpu_runtime_cache_dir
+    if not setting:
+        return default_cache(flags)
+    directory = cache_directory(setting)
     return None if directory is None else _cache_at(str(directory))
 
 

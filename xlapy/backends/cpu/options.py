@@ -25,6 +25,9 @@ register_flag("xlapy_cpu_strict", "bool", False,
 register_flag("xlapy_cpu_cache_dir", "string", "",
               "directory of the on-disk cache of compiled objects "
               "(default ~/.cache/xlapy; 'off' disables it)")
+register_flag("xlapy_cpu_runtime_cache_dir", "string", "",
+              "directory of the runtime library's cached objects (GEMM, thread pool), built "
+              "once per machine ('' follows --xlapy_cpu_cache_dir; 'off' disables it)")
 register_flag("xlapy_cpu_guard_pages", "bool", False,
               "xlapy (testing): run every execution on copies of its buffers placed against "
               "inaccessible pages, each temporary in its own, so a kernel reading or writing "

@@ -21,7 +21,7 @@ import numpy as np
 
 from xlapy.backends.cpu import openmp_pool, parallel
 from xlapy.backends.cpu import options as _options  # noqa: F401  declares xlapy_cpu_openmp_threads
-from xlapy.backends.cpu.disk_cache import cache_key, default_cache, object_problem
+from xlapy.backends.cpu.disk_cache import cache_key, object_problem, runtime_cache
 from xlapy.backends.cpu.fork_safe import ForkSafeLock
 from xlapy.backends.cpu.kernels import gemm
 from xlapy.backends.cpu.llvm_target import LoadedObject, compile_to_object, host_target, new_module
@@ -85,11 +85,7 @@ def ensure_pool() -> None:
         if POOL_SYMBOL in _LOADED:
             return
         with phase(f"runtime library {POOL_SYMBOL}"):
-            module = new_module(POOL_SYMBOL)
-            pool_parallel_for(module, POOL_SYMBOL, parallel.TASK_TYPE,
-                              parallel.spawning_parallel_for(module), linkage="external",
-                              openmp=True)
-            loaded = LoadedObject(cached_object(POOL_SYMBOL, module, compile_to_object))
+            loaded = LoadedObject(cached_object(POOL_SYMBOL, _build_pool))
         llvm.add_symbol(POOL_SYMBOL, loaded.address(POOL_SYMBOL))
         _LOADED[POOL_SYMBOL] = loaded
 
@@ -179,27 +175,37 @@ def ensure_gemm(dtype, threads: int) -> None:
             _build_gemm(name, dtype, threads)
 
 
+def _build_pool() -> bytes:
+    module = new_module(POOL_SYMBOL)
+    pool_parallel_for(module, POOL_SYMBOL, parallel.TASK_TYPE,
+                      parallel.spawning_parallel_for(module), linkage="external", openmp=True)
+    return compile_to_object(module)
+
+
 def _build_gemm(name: str, dtype, threads: int) -> None:
-    module = new_module(name)
-    module.xlapy_runtime = set()   # its parallel bands run on the shared pool
-    inner = gemm.gemm_function(module, dtype, threads)
-    wrapper = ir.Function(module, inner.function_type, name)
-    b = ir.IRBuilder(wrapper.append_basic_block("entry"))
-    b.call(inner, list(wrapper.args))
-    b.ret_void()
-    obj = cached_object(name, module, compile_to_object)
-    loaded = LoadedObject(obj)
+    def build() -> bytes:
+        module = new_module(name)
+        module.xlapy_runtime = set()   # its parallel bands run on the shared pool
+        inner = gemm.gemm_function(module, dtype, threads)
+        wrapper = ir.Function(module, inner.function_type, name)
+        b = ir.IRBuilder(wrapper.append_basic_block("entry"))
+        b.call(inner, list(wrapper.args))
+        b.ret_void()
+        return compile_to_object(module)
+
+    loaded = LoadedObject(cached_object(name, build))
     llvm.add_symbol(name, loaded.address(name))
     _LOADED[name] = loaded
 
 
-def cached_object(name: str, module: ir.Module, compile_fn) -> bytes:
-    """The object code of runtime module `name`, from the on-disk cache or `compile_fn`.
-    Its caller loads it as machine code at once, so a cached object that does not
-    look like one for this machine (`object_problem`) is discarded and rebuilt."""
-    cache = default_cache()
+def cached_object(name: str, build) -> bytes:
+    """The object code of runtime module `name`, from the runtime cache or `build()`
+    (which emits the IR and compiles it: a hit skips both). Its caller loads it as
+    machine code at once, so a cached object that does not look like one for this
+    machine (`object_problem`) is discarded and rebuilt."""
+    cache = runtime_cache()
     if cache is None:
-        return compile_fn(module)
+        return build()
     target = host_target()
     key = cache_key("runtime:" + name, "", " ".join(target))
     obj = cache.get(key)
@@ -208,6 +214,6 @@ def cached_object(name: str, module: ir.Module, compile_fn) -> bytes:
         if not problem:
             return obj
         cache.discard(key, problem)
-    obj = compile_fn(module)
+    obj = build()
     cache.put(key, obj)
     return obj
