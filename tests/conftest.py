@@ -21,7 +21,10 @@ settings.load_profile(os.environ.get("XLAPY_HYPOTHESIS_PROFILE", "default"))
 # in CPU_MODULES run everything on `cpu`, the default users get.
 os.environ.setdefault("XLAPY_DEFAULT_BACKEND", "interpreter")
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+
+from xlapy import config as xlapy_config  # noqa: E402
 
 CPU_MODULES = ("test_jit.py", "test_models.py", "test_seeds_examples.py", "test_demo.py",
                "test_bench.py")
@@ -32,6 +35,28 @@ def _backend_for_module(request, monkeypatch):
     if request.path.name in CPU_MODULES:
         monkeypatch.setenv("XLAPY_DEFAULT_BACKEND", "cpu")
     yield
+
+
+# float64, int64... exist in the NumPy frontend only with x64 (xlapy.config.enable_x64),
+# as in JAX, so a test parametrized over a 64-bit dtype runs with x64 on.
+_WIDE = {np.dtype(t) for t in (np.int64, np.uint64, np.float64, np.complex128)}
+
+
+def _is_wide_dtype(param) -> bool:
+    """A 64-bit dtype, scalar type or NumPy scalar."""
+    if isinstance(param, np.dtype) or (isinstance(param, type) and issubclass(param, np.generic)):
+        return np.dtype(param) in _WIDE
+    return isinstance(param, np.generic) and param.dtype in _WIDE
+
+
+@pytest.fixture(autouse=True)
+def _x64_for_64_bit_dtypes(request):
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is None or not any(_is_wide_dtype(p) for p in callspec.params.values()):
+        yield
+        return
+    with xlapy_config.enable_x64(True):
+        yield
 
 
 # `pytest --lazy`: the same tests with every eager operation recorded and run as

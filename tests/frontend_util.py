@@ -3,10 +3,34 @@ both modes agree."""
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 import xlapy
-from xlapy.core.trace import as_array
+from xlapy import config
+from xlapy.core.trace import Array, as_array
+
+_WIDE = {np.dtype(t) for t in (np.int64, np.uint64, np.float64, np.complex128)}
+
+
+def _is_wide(value) -> bool:
+    if isinstance(value, (np.ndarray, np.generic, Array)):
+        return np.dtype(value.dtype) in _WIDE
+    if isinstance(value, (list, tuple)):
+        return any(_is_wide(v) for v in value)
+    if isinstance(value, (np.dtype, str)) or (isinstance(value, type)
+                                              and issubclass(value, np.generic)):
+        return np.dtype(value) in _WIDE
+    return False
+
+
+def x64_for(*values):
+    """x64 mode for a check whose data or dtype is 64-bit (float64 data is
+    float64 only with x64, as in JAX); the current mode otherwise."""
+    if any(_is_wide(v) for v in values):
+        return config.enable_x64(True)
+    return contextlib.nullcontext()
 
 
 def _as_list(out) -> list[np.ndarray]:
@@ -14,13 +38,16 @@ def _as_list(out) -> list[np.ndarray]:
 
 
 def both(fn, *args) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """fn's results eagerly and under jit, as lists of NumPy arrays."""
-    return _as_list(fn(*args)), _as_list(xlapy.jit(fn)(*args))
+    """fn's results eagerly and under jit, as lists of NumPy arrays (with x64
+    when an argument is 64-bit data)."""
+    with x64_for(*args):
+        return _as_list(fn(*args)), _as_list(xlapy.jit(fn)(*args))
 
 
 def both_arrays(fn, *args) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Like `both`, but the eager call gets xlapy arrays (not NumPy's)."""
-    return _as_list(fn(*[as_array(a) for a in args])), _as_list(xlapy.jit(fn)(*args))
+    with x64_for(*args):
+        return _as_list(fn(*[as_array(a) for a in args])), _as_list(xlapy.jit(fn)(*args))
 
 
 def check(fn, args, expected, rtol: float = 0.0) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import xlapy
-from xlapy import lax
+from xlapy import config, lax
 from xlapy.core.errors import ConcretizationError
 from xlapy.core.trace import as_array
 from xlapy.flags import flags_set
@@ -33,7 +33,10 @@ def test_one_compile_per_signature():
     f(np.arange(4, dtype=np.float32), np.ones(4, np.float32))
     assert f.compile_count == 2
     assert f.cache_misses == ["argument x: f32[3] -> f32[4]; argument y: f32[3] -> f32[4]"]
-    f(X.astype(np.float64), X.astype(np.float64))
+    f(X.astype(np.float64), X.astype(np.float64))   # float64 data is float32 without x64
+    assert f.compile_count == 2
+    with config.enable_x64(True):
+        f(X.astype(np.float64), X.astype(np.float64))
     assert f.compile_count == 3 and "f64[3]" in f.cache_misses[-1]
 
 
@@ -220,9 +223,9 @@ def test_explain_cache_misses_warns_at_every_miss_against_the_closest_signature(
         warnings.simplefilter("always")
         f(a, a)
         f(b, b)                                  # both arguments changed
-        f(a, a.astype(np.float64))               # closest: the first call, one change
+        f(a, a.astype(np.int32))                 # closest: the first call, one change
     texts = [str(w.message) for w in caught if issubclass(w.category, xlapy.RecompileWarning)]
     assert len(texts) == 2
     assert "argument x: f32[3] -> f32[4]; argument y: f32[3] -> f32[4]" in texts[0]
     assert "compile 2" in texts[0] and "test_jit.py" in texts[0]
-    assert texts[1].endswith("because argument y: f32[3] -> f64[3]")
+    assert texts[1].endswith("because argument y: f32[3] -> s32[3]")

@@ -15,7 +15,7 @@ import pathlib
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "xlapy"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("xlapy.errors", "xlapy.flags", "xlapy.version"),
+    ("xlapy.errors", "xlapy.flags", "xlapy.version", "xlapy.config"),
     ("xlapy.distributed",),
     ("xlapy.hlo", "xlapy.stablehlo"),
     ("xlapy.analysis",),

@@ -1,6 +1,6 @@
 """xlapy: XLA, the compiler for linear algebra and machine learning, in Python."""
 
-from xlapy import hlo, stablehlo
+from xlapy import config, hlo, stablehlo
 from xlapy.backends import available_backends
 from xlapy.core.array import Array
 from xlapy.core.lazy import block_until_ready, jit_scope
@@ -42,6 +42,7 @@ def devices() -> list[str]:
 
 __all__ = ["Array", "CompileError", "ExecutionError", "ParseError", "RecompileWarning",
            "VerifierError", "XlapyError", "available_backends", "block_until_ready", "compile",
+           "config",
            "custom_jvp", "custom_vjp", "device_put", "devices", "distributed", "execute",
            "float0", "grad", "hessian", "hlo", "jacfwd", "jacrev", "jit", "jit_scope", "jvp",
            "lax", "nn", "numpy", "pmap", "random", "shard_map", "sharding", "stablehlo",

@@ -4,6 +4,12 @@ compile it, and call the compiled executable from then on.
 Must-compile semantics, as `tf.function(jit_compile=True)` promises: the
 whole function becomes one module or `CompileError` says which operation
 cannot, why, and where in the user's code.
+
+A compiled executable is cached per cache key (`JitFunction._cache`), whose
+components are: the dynamic arguments' pytree structure; each array leaf's
+shape, dtype (NumPy data canonicalized as it enters: 64-bit becomes 32-bit
+without x64) and weak type; the static arguments' values; and the x64 mode
+(`xlapy.config.enable_x64`), since it decides the dtypes the function makes.
 """
 
 from __future__ import annotations
@@ -19,10 +25,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xlapy import config
 from xlapy.analysis import cost_analysis, memory_analysis
 from xlapy.backends import Executable, get_backend
 from xlapy.core.array import Array, ConcreteArray
-from xlapy.core.dtypes import dtype_and_weak, float0
+from xlapy.core.dtypes import canonicalize, dtype_and_weak, float0
 from xlapy.core.errors import where
 from xlapy.core.pytree import TreeDef, tree_flatten, tree_unflatten
 from xlapy.core.subtrace import ShapedArray
@@ -58,17 +65,22 @@ def _stack_level() -> int:
 @dataclass(frozen=True)
 class Signature:
     """What a compiled executable is specialised on: the dynamic arguments'
-    pytree structure and abstract values, and the static arguments' values."""
+    pytree structure and abstract values, the static arguments' values, and
+    the x64 mode."""
 
     tree: TreeDef
     avals: tuple[ShapedArray, ...]
     static: tuple
+    x64: bool = False
 
     def differences(self, other: Signature, names: Sequence[str],
                     static_names: Sequence[str] = ()) -> list[str]:
         """Each way `self` (a new call) differs from `other` (a compiled signature),
         as XLA and JAX explain a cache miss: the argument, then old -> new."""
         found = []
+        if self.x64 != other.x64:
+            found.append(f"x64 mode (xlapy.config.enable_x64) changed: {other.x64} -> "
+                         f"{self.x64}")
         if self.tree != other.tree:
             found.append(f"argument structure changed: {other.tree} -> {self.tree}")
         else:
@@ -117,8 +129,8 @@ class JitFunction:
         self.static_argnames = _as_tuple(static_argnames)
         self.donate_argnums = _as_tuple(donate_argnums)
         self.backend = backend
-        self._cache: dict[tuple, _Entry] = {}  # (tree, leaf keys, static) -> entry
-        self._fast: dict[tuple, _Entry] = {}   # leaf keys -> entry, for positional arrays
+        self._cache: dict[tuple, _Entry] = {}  # (tree, leaf keys, static, x64) -> entry
+        self._fast: dict[tuple, _Entry] = {}   # (x64, leaf keys) -> entry, positional arrays
         self._signatures: list[Signature] = []  # in compile order, to explain misses
         self.compile_count = 0
         self.cache_misses: list[str] = []
@@ -134,10 +146,10 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if not kwargs and not self.static_argnums:   # the hot path: positional arrays
             try:
-                entry = self._fast.get(tuple([
+                entry = self._fast.get((config.enable_x64.value, tuple([
                     (x.shape, x.dtype, False) if type(x) is np.ndarray else
                     (x._value.shape, x._value.dtype, x.weak_type) if type(x) is ConcreteArray
-                    else _not_an_array() for x in args]))
+                    else _not_an_array() for x in args])))
             except (_NotAnArray, AttributeError):   # a scalar, a deleted array: general path
                 entry = None
             if entry is not None:
@@ -158,14 +170,15 @@ class JitFunction:
             tree = _flat_tree(len(args))
         if any(isinstance(x, Tracer) for x in leaves):  # called inside another trace: inline
             return self.fn(*args, **kwargs)
-        key = (tree, tuple(_key(x) for x in leaves), static)
+        x64 = config.enable_x64.value
+        key = (tree, tuple(_key(x) for x in leaves), static, x64)
         entry = self._cache.get(key)
         if entry is None:
-            signature = Signature(tree, tuple(_aval(x) for x in leaves), static)
+            signature = Signature(tree, tuple(_aval(x) for x in leaves), static, x64)
             entry = self._compile(signature, key, args, kwargs)
             if not kwargs and not self.static_argnums and tree is _flat_tree(len(args)) \
                     and entry.plain and not entry.donated:
-                self._fast[key[1]] = entry
+                self._fast[(x64, key[1])] = entry
         values = [x.value if type(x) is ConcreteArray else _host_value(x, k[1])
                   for x, k in zip(leaves, key[1])]
         results = entry.executable.run(values)
@@ -449,7 +462,7 @@ def _aval(leaf) -> ShapedArray:
     if isinstance(leaf, Array):
         return ShapedArray(tuple(leaf.shape), np.dtype(leaf.dtype), leaf.weak_type)
     if isinstance(leaf, np.ndarray):
-        return ShapedArray(leaf.shape, leaf.dtype, False)
+        return ShapedArray(leaf.shape, canonicalize(leaf.dtype), False)
     try:
         dtype, weak = dtype_and_weak(leaf)
     except TypeError:
@@ -482,7 +495,7 @@ def _key(leaf) -> tuple:
         value = leaf.value
         return value.shape, value.dtype, leaf.weak_type
     if kind is np.ndarray:
-        return leaf.shape, leaf.dtype, False
+        return leaf.shape, canonicalize(leaf.dtype), False
     aval = _aval(leaf)
     return aval.shape, aval.dtype, aval.weak_type
 

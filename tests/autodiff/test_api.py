@@ -17,7 +17,7 @@ import xlapy
 import xlapy.numpy as xnp
 from tests.autodiff.api_helpers import WRAPS, close, f64, pullback_of
 from tests.autodiff.check import check_grads
-from xlapy import lax
+from xlapy import config, lax
 from xlapy.core.errors import ConcretizationError
 from xlapy.errors import CompileError
 
@@ -160,19 +160,22 @@ def test_value_and_grad(wrap):
 
 
 # -- weak types and dtypes -----------------------------------------------------------------
+@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
 @pytest.mark.parametrize("wrap", WRAPS)
-def test_weak_typed_python_scalar_input(wrap):
-    g = wrap(xlapy.grad(lambda x: x * x))(1.0)
-    assert g.dtype == np.float32 and g.weak_type  # as jax.grad(f)(1.0)
-    close(g, 2.0)
-    for dtype in (np.float32, np.float64):  # a typed input: its dtype, not weak
-        g = wrap(xlapy.grad(lambda x: x * x * 2.0))(dtype(1.5))
-        assert g.dtype == dtype and not g.weak_type
-        close(g, 6.0)
-    value, g = xlapy.value_and_grad(lambda x: x * 3)(2.0)
-    assert value.dtype == np.float32 and value.weak_type and g.weak_type
-    primal, tangent = xlapy.jvp(lambda x: x * 2, (1.0,), (1.0,))
-    assert tangent.dtype == np.float32 and tangent.weak_type
+def test_weak_typed_python_scalar_input(wrap, x64):
+    default = np.float64 if x64 else np.float32
+    with config.enable_x64(x64):
+        g = wrap(xlapy.grad(lambda x: x * x))(1.0)
+        assert g.dtype == default and g.weak_type  # as jax.grad(f)(1.0)
+        close(g, 2.0)
+        for dtype in (np.float32, np.float64):  # a typed input: its dtype, not weak
+            g = wrap(xlapy.grad(lambda x: x * x * 2.0))(dtype(1.5))
+            assert g.dtype == (dtype if x64 else np.float32) and not g.weak_type
+            close(g, 6.0)
+        value, g = xlapy.value_and_grad(lambda x: x * 3)(2.0)
+        assert value.dtype == default and value.weak_type and g.weak_type
+        primal, tangent = xlapy.jvp(lambda x: x * 2, (1.0,), (1.0,))
+        assert tangent.dtype == default and tangent.weak_type
     close(tangent, 2.0)
 
 

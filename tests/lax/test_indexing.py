@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import xlapy
-from xlapy import lax
+from xlapy import config, lax
 from xlapy.core.errors import ConcretizationError
 from xlapy.core.pytree import tree_leaves
 from xlapy.hlo.opcode import Opcode
@@ -83,10 +83,13 @@ def test_dynamic_slice_dtypes(dtype, index_dtype):
           expected=dynamic_slice_reference(x, (2, 1), (2, 2)))
 
 
-def test_dynamic_slice_indices_share_one_dtype():
-    ops = entry_ops(lambda x, i: lax.dynamic_slice(x, (i, 1), (2, 2)), X, np.int64(1))
+@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+def test_dynamic_slice_indices_share_one_dtype(x64):
+    with config.enable_x64(x64):   # NumPy's int64 is int32 without x64
+        ops = entry_ops(lambda x, i: lax.dynamic_slice(x, (i, 1), (2, 2)), X, np.int64(1))
     slice_op = [o for o in ops if o.opcode is Opcode.DYNAMIC_SLICE][0]
-    assert {o.shape.element_type.value for o in slice_op.operands[1:]} == {"s64"}
+    assert {o.shape.element_type.value for o in slice_op.operands[1:]} == \
+        {"s64" if x64 else "s32"}
 
 
 def test_dynamic_slice_takes_a_1d_index_array():

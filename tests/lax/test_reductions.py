@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import xlapy
 from tests.frontend_util import both
-from xlapy import lax
+from xlapy import config, lax
 from xlapy.core.errors import ConcretizationError
 from xlapy.core.trace import as_array
 from xlapy.hlo.opcode import Opcode
@@ -172,7 +172,7 @@ def test_variadic_reduce_pytrees():
 
 
 def test_reduce_init_must_match_dtype():
-    with pytest.raises(TypeError, match="must match"):
+    with config.enable_x64(True), pytest.raises(TypeError, match="must match"):
         lax.reduce(np.zeros(3, np.float32), np.float64(0), lax.add, (0,))
     with pytest.raises(ValueError, match="structure"):
         lax.reduce((np.zeros(3), np.zeros(3)), 0.0, lax.add, (0,))

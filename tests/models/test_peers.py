@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.models.problems import PROBLEMS, assert_trees_close, problem
+from xlapy import config
 from xlapy.models import NUMPY, XLAPY, encoder, jax_lib, lib, lstm, mlp, softmax_regression
 
 MODELS = list(PROBLEMS)
@@ -33,9 +34,10 @@ def test_numpy_train_step_matches(name, batch, features, seed):
 
 @pytest.mark.parametrize("module", [softmax_regression, mlp])
 def test_numpy_train_step_float64(module):
-    """In float64 the hand derivation and xlapy's autodiff agree to rounding."""
+    """In float64 (with x64) the hand derivation and xlapy's autodiff agree to rounding."""
     _, params, data, _ = problem(module.__name__.rsplit(".", 1)[1], seed=3, dtype=np.float64)
-    want_params, want_loss = module.train_step(params, data)
+    with config.enable_x64(True):
+        want_params, want_loss = module.train_step(params, data)
     got_params, got_loss = module.numpy_train_step(params, data)
     np.testing.assert_allclose(got_loss, float(want_loss), rtol=1e-12)
     assert_trees_close(got_params, want_params, rtol=1e-10, atol=1e-13)

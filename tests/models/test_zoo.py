@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import xlapy
 from tests.models.problems import PROBLEMS, assert_trees_close, problem
+from xlapy import config
 from xlapy.models import XLAPY, encoder, lenet, lib, lstm, mlp, softmax_regression
 
 MODELS = list(PROBLEMS)
@@ -125,7 +126,13 @@ def test_sgd_lowers_loss(name, monkeypatch):
 # -- gradients against finite differences in float64 ----------------------------------------
 
 def _directional_check(module, params, batch, seed=0, eps=1e-6):
-    """⟨grad, v⟩ against (L(p + εv) - L(p - εv)) / 2ε, one random direction per leaf."""
+    """⟨grad, v⟩ against (L(p + εv) - L(p - εv)) / 2ε, one random direction per leaf,
+    in float64 (so with x64)."""
+    with config.enable_x64(True):
+        _directional_check_x64(module, params, batch, seed, eps)
+
+
+def _directional_check_x64(module, params, batch, seed, eps):
     grads = xlapy.grad(module.loss)(params, batch)
     assert sorted(grads) == sorted(params)
     rng = np.random.default_rng(seed)

@@ -9,6 +9,7 @@ from scipy import special
 
 import xlapy
 import xlapy.nn as nn
+from tests.frontend_util import x64_for
 from xlapy.core import lazy
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -18,9 +19,11 @@ RTOL = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12,
 
 def both(fn, *args):
     """fn(*args) eagerly and under jit; the two must agree (to an ulp or two:
-    nothing guarantees eager and compiled transcendentals round alike)."""
-    eager = fn(*args)
-    jitted = xlapy.jit(fn)(*args)
+    nothing guarantees eager and compiled transcendentals round alike). 64-bit
+    data runs with x64."""
+    with x64_for(*args):
+        eager = fn(*args)
+        jitted = xlapy.jit(fn)(*args)
     if isinstance(eager, tuple):
         for e, j in zip(eager, jitted):
             _agree(e, j)

@@ -8,6 +8,7 @@ import ml_dtypes
 import numpy as np
 
 import xlapy
+from tests.frontend_util import x64_for
 from xlapy.core.trace import as_array
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -44,9 +45,11 @@ def _as_list(out) -> list:
 
 
 def both(fn, *args) -> tuple[list, list]:
-    """fn's results eagerly and under jit (args passed dynamically)."""
-    eager = _as_list(fn(*[as_array(a) for a in args]))
-    jitted = _as_list(xlapy.jit(fn)(*args))
+    """fn's results eagerly and under jit (args passed dynamically; with x64
+    when an argument is 64-bit data)."""
+    with x64_for(*args):
+        eager = _as_list(fn(*[as_array(a) for a in args]))
+        jitted = _as_list(xlapy.jit(fn)(*args))
     return eager, jitted
 
 
@@ -68,12 +71,14 @@ def assert_close(got, want, dtype, scale: float = 1.0) -> None:
 def check(fn, np_fn, *args, dtype=None, scale: float = 1.0, jit: bool = True):
     """fn(*args) eagerly and under jit: the same dtype, values agreeing with
     each other and with np_fn on the arguments (NumPy's result cast to ours).
-    `dtype` is the expected result dtype, when given."""
-    if jit:
-        eager, jitted = both(fn, *args)
-    else:
-        eager = _as_list(fn(*[as_array(a) for a in args]))
-        jitted = eager
+    `dtype` is the expected result dtype, when given. 64-bit data or an
+    expected 64-bit dtype runs with x64, where float64 is float64."""
+    with x64_for(*args, *([] if dtype is None else [dtype])):
+        if jit:
+            eager, jitted = both(fn, *args)
+        else:
+            eager = _as_list(fn(*[as_array(a) for a in args]))
+            jitted = eager
     np_args = [np.asarray(a).astype(np.float32) if np.asarray(a).dtype == BF16 else a
                for a in args]
     with np.errstate(all="ignore"):

@@ -7,6 +7,7 @@ import pytest
 import xlapy
 import xlapy.numpy as xnp
 from tests.numpy.math_util import BF16, assert_close, check, sample
+from xlapy import config
 from xlapy.core.errors import ConcretizationError
 from xlapy.errors import CompileError
 
@@ -45,17 +46,23 @@ def test_array_of_python_scalars_is_weak():
     assert not xnp.asarray(3.0, dtype=np.float32).weak_type
 
 
-def test_array_keeps_numpy_dtypes():
-    for dtype in (F64, np.dtype(np.int64), U8, np.dtype(np.float16), BF16):
-        data = np.arange(4).astype(dtype)
-        out = xnp.asarray(data)
-        assert out.dtype == dtype
-        np.testing.assert_array_equal(out, data)
-    assert xnp.asarray(np.float64(2.5)).dtype == F64
+@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+def test_array_keeps_numpy_dtypes_canonicalized(x64):
+    """NumPy data keeps its dtype, except that without x64 the 64-bit types
+    become their 32-bit counterparts, as in JAX."""
+    wide = {F64: F32, np.dtype(np.int64): I32} if not x64 else {}
+    with config.enable_x64(x64):
+        for dtype in (F64, np.dtype(np.int64), U8, np.dtype(np.float16), BF16):
+            data = np.arange(4).astype(dtype)
+            out = xnp.asarray(data)
+            assert out.dtype == wide.get(dtype, dtype)
+            np.testing.assert_array_equal(out, data)
+        assert xnp.asarray(np.float64(2.5)).dtype == (F64 if x64 else F32)
 
 
 def test_array_with_dtype_is_exact():
-    out = xnp.array([0.1, 1e-300], dtype=np.float64)
+    with config.enable_x64(True):   # float64 exists only with x64
+        out = xnp.array([0.1, 1e-300], dtype=np.float64)
     np.testing.assert_array_equal(out, np.array([0.1, 1e-300]))
     np.testing.assert_array_equal(xnp.asarray([300, -1], dtype=np.int16), [300, -1])
     assert xnp.asarray(xnp.ones(2), dtype=np.int32).dtype == I32
@@ -106,7 +113,11 @@ def test_zeros_ones_full_empty(shape):
     check_made(lambda: xnp.full(shape, 7), np.full(np_shape, 7), I32, weak=True)
     check_made(lambda: xnp.full(shape, 2.5), np.full(np_shape, 2.5), F32, weak=True)
     check_made(lambda: xnp.full(shape, 3, dtype=np.uint8), np.full(np_shape, 3), U8)
-    check_made(lambda: xnp.full(shape, np.float64(0.1)), np.full(np_shape, 0.1), F64)
+    check_made(lambda: xnp.full(shape, np.float64(0.1)), np.full(np_shape, 0.1), F32)
+    with config.enable_x64(True):
+        check_made(lambda: xnp.full(shape, np.float64(0.1)), np.full(np_shape, 0.1), F64)
+        check_made(lambda: xnp.zeros(shape), np.zeros(np_shape), F64)
+        check_made(lambda: xnp.full(shape, 7), np.full(np_shape, 7), np.int64, weak=True)
 
 
 def test_full_with_array_and_traced_fill():
@@ -149,7 +160,10 @@ def test_arange_dtypes_and_iota():
     check_made(lambda: xnp.arange(3, 10, 2, dtype=np.uint8), np.arange(3, 10, 2), U8)
     check_made(lambda: xnp.arange(6, dtype=np.float32), np.arange(6), F32)
     check_made(lambda: xnp.arange(5, 0, -1, dtype=np.uint8), np.arange(5, 0, -1), U8)
-    check_made(lambda: xnp.arange(np.float64(4)), np.arange(4.0), F64)
+    check_made(lambda: xnp.arange(np.float64(4)), np.arange(4.0), F32)
+    with config.enable_x64(True):
+        check_made(lambda: xnp.arange(np.float64(4)), np.arange(4.0), F64)
+        check_made(lambda: xnp.arange(4), np.arange(4), np.int64)
     text = xlapy.jit(lambda: xnp.arange(1000)).lower().as_text()
     assert "iota" in text and "constant({" not in text  # no large literal
 
@@ -191,8 +205,9 @@ def test_logspace_and_geomspace():
     check_made(lambda: xnp.logspace(0, 3, 4, base=2.0, endpoint=False),
                np.logspace(0, 3, 4, base=2.0, endpoint=False), F32)
     check_made(lambda: xnp.geomspace(1, 1000, 4), np.geomspace(1, 1000, 4), F32)
-    check_made(lambda: xnp.geomspace(-1, -256, 5, dtype=np.float64),
-               np.geomspace(-1, -256, 5), F64)
+    with config.enable_x64(True):
+        check_made(lambda: xnp.geomspace(-1, -256, 5, dtype=np.float64),
+                   np.geomspace(-1, -256, 5), F64)
     check(lambda a, b: xnp.geomspace(a, b, 3, axis=1),
           lambda a, b: np.geomspace(a, b, 3, axis=1), np.array([1.0, 2.0], np.float32),
           np.array([100.0, 8.0], np.float32), dtype=F32)

@@ -11,12 +11,22 @@ from hypothesis import strategies as st
 
 import xlapy
 import xlapy.numpy as xnp
+from xlapy import config
 from xlapy.core.trace import as_array
 
 L = xnp.linalg
 BF16 = np.dtype(ml_dtypes.bfloat16)
 RTOL = {"float32": 2e-5, "float64": 1e-12, "complex64": 2e-5, "complex128": 1e-12,
         "float16": 4e-3, "bfloat16": 3e-2}
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    """The float64 cases check float64 results (to 1e-12 against NumPy and
+    SciPy), so this module runs with x64, as JAX's linalg tests do; float32
+    data stays float32 either way."""
+    with config.enable_x64(True):
+        yield
 
 
 def both(fn, *args):
@@ -259,7 +269,9 @@ def test_solve_pivots_and_singular():
     close(L.solve(a, b), np.linalg.solve(a, b), np.float64, scale=10)
     singular = np.array([[1.0, 2.0], [2.0, 4.0]])
     assert not np.isfinite(np.asarray(L.solve(singular, np.ones(2)))).all()
-    assert L.solve(np.eye(2, dtype=np.int32), [1, 2]).dtype == np.float32
+    assert L.solve(np.eye(2, dtype=np.int32), [1, 2]).dtype == np.float64  # [1, 2]: int64
+    with config.enable_x64(False):
+        assert L.solve(np.eye(2, dtype=np.int32), [1, 2]).dtype == np.float32
     with pytest.raises(ValueError, match="square"):
         L.solve(np.ones((2, 3)), np.ones(2))
 

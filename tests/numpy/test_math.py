@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 import xlapy
 import xlapy.numpy as xnp
 from tests.numpy.math_util import BF16, assert_close, both, check, sample
+from xlapy import config
 from xlapy.numpy import _promotion
 
 F32, F64, F16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)
@@ -78,7 +79,11 @@ def test_weak_scalar_math_stays_weak_float32():
     out = xnp.sin(2)
     assert out.dtype == F32 and out.weak_type
     assert xnp.sqrt(xnp.float16(4)).dtype == F16
-    assert xnp.exp(np.int64(1)).dtype == F64  # explicit 64-bit ints are never narrowed
+    assert xnp.exp(np.int64(1)).dtype == F32  # NumPy's int64 is int32 without x64
+    with config.enable_x64(True):
+        assert xnp.exp(np.int64(1)).dtype == F64  # with x64, int64 computes in float64
+        assert xnp.sin(2).dtype == F64 and xnp.sin(2).weak_type
+        assert xnp.sqrt(xnp.ones(2, np.int32)).dtype == F32   # as JAX with x64
 
 
 # Functions keeping the dtype: name, reference, domain, dtypes
@@ -454,23 +459,31 @@ def test_weak_types_keep_the_array_dtype():
     assert (xnp.ones(2, xnp.int8) * 3).dtype == I8
     assert (xnp.ones(2, BF16) - 1.0).dtype == BF16
     assert (xnp.ones(2, np.float32) * 1j).dtype == C64
-    assert (xnp.ones(2, np.float64) + 1j).dtype == np.complex128
+    with config.enable_x64(True):
+        assert (xnp.ones(2, np.float64) + 1j).dtype == np.complex128
+        assert (xnp.ones(2, np.float32) + 1.5).dtype == F32
 
 
-def test_strong_types_promote_on_the_jax_lattice():
-    cases = [(I32, F32, F32), (U8, I8, np.int16), (BF16, F16, F32), (I32, np.uint32, np.int64),
-             (F16, I32, F16), (B, U8, U8), (F32, C64, C64), (F64, C64, np.complex128)]
-    for a, b, want in cases:
-        x, y = xnp.ones(2, a), xnp.ones(2, b)
-        assert (x + y).dtype == np.dtype(want), (a, b)
-        assert xnp.promote_types(a, b) == np.dtype(want)
-        assert xnp.result_type(x, y) == np.dtype(want)
+@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+def test_strong_types_promote_on_the_jax_lattice(x64):
+    cases = [(I32, F32, F32), (U8, I8, np.int16), (BF16, F16, F32),
+             (I32, np.uint32, np.int64 if x64 else I32),   # JAX forms no 64-bit type without x64
+             (F16, I32, F16), (B, U8, U8), (F32, C64, C64)]
+    if x64:
+        cases.append((F64, C64, np.complex128))
+    with config.enable_x64(x64):
+        for a, b, want in cases:
+            x, y = xnp.ones(2, a), xnp.ones(2, b)
+            assert (x + y).dtype == np.dtype(want), (a, b)
+            assert xnp.promote_types(a, b) == np.dtype(want)
+            assert xnp.result_type(x, y) == np.dtype(want)
 
 
 def test_python_scalars_convert_without_rounding_through_float32():
-    x = np.ones(1, np.float64)
-    np.testing.assert_array_equal(xnp.add(x, 0.1), x + 0.1)
-    np.testing.assert_array_equal(xnp.multiply(np.ones(1, np.int64), 2 ** 40), [2 ** 40])
+    with config.enable_x64(True):
+        x = np.ones(1, np.float64)
+        np.testing.assert_array_equal(xnp.add(x, 0.1), x + 0.1)
+        np.testing.assert_array_equal(xnp.multiply(np.ones(1, np.int64), 2 ** 40), [2 ** 40])
 
 
 def test_weak_types_under_jit():

@@ -14,6 +14,7 @@ import pytest
 
 import xlapy
 import xlapy.random as xr
+from xlapy import config
 
 KEY_42 = np.array([0, 42], np.uint32)
 
@@ -99,10 +100,14 @@ def _eager_and_jit(fn, *args):
     return eager
 
 
+X64_ANSWERS = {"bits64", "uniform_f64", "randint_i64"}   # JAX's answers with x64
+
+
 @pytest.mark.parametrize("name", sorted(EXACT))
 def test_known_answers_exact(name):
     fn, expected = EXACT[name]
-    got = _eager_and_jit(fn, KEY_42)
+    with config.enable_x64(name in X64_ANSWERS):
+        got = _eager_and_jit(fn, KEY_42)
     expected = np.asarray(expected, dtype=got.dtype)
     np.testing.assert_array_equal(got, expected)
 
@@ -121,13 +126,19 @@ def test_known_answers_within_ulps(name):
     (0, [0, 0]), (42, [0, 42]), (-1, [0, 4294967295]), (2 ** 31 - 1, [0, 2 ** 31 - 1]),
     (2 ** 32 - 1, [0, 2 ** 32 - 1]),
     (2 ** 40 + 3, [256, 3]),                     # JAX with x64
-    (np.int64(-1), [4294967295, 4294967295]),    # JAX with x64
+    (np.int64(-1), [4294967295, 4294967295]),    # JAX with x64 (the test runs with x64)
     (np.uint32(7), [0, 7]), (np.int8(-1), [0, 4294967295]),
 ])
 def test_prng_key_layout(seed, expected):
     key = xr.PRNGKey(seed)
     assert key.dtype == np.uint32 and key.shape == (2,)
     np.testing.assert_array_equal(np.asarray(key), np.array(expected, np.uint32))
+
+
+def test_a_64_bit_seed_without_x64_is_its_low_word():
+    with config.enable_x64(False):   # as JAX: the int64 becomes an int32 on the way in
+        np.testing.assert_array_equal(xr.PRNGKey(np.int64(2 ** 40 + 3)), [0, 3])
+        np.testing.assert_array_equal(xr.PRNGKey(np.int64(-1)), [0, 4294967295])
 
 
 def test_threefry_known_answer():
@@ -205,9 +216,12 @@ def test_shapes_and_dtypes(sampler, kwargs, dtype, shape):
 
 
 def test_integer_samplers_shapes_and_dtypes():
-    for dtype in (np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64):
+    for dtype in (np.int8, np.uint8, np.int16, np.int32, np.uint32):
         x = xr.randint(KEY_42, (3, 2), 0, 5, dtype)
         assert x.shape == (3, 2) and x.dtype == dtype
+    with config.enable_x64(True):
+        x = xr.randint(KEY_42, (3, 2), 0, 5, np.int64)
+        assert x.shape == (3, 2) and x.dtype == np.int64
     assert xr.bernoulli(KEY_42, np.full((2, 3), 0.5, np.float32)).shape == (2, 3)
     assert xr.split(KEY_42, (2, 3)).shape == (2, 3, 2)
     assert xr.choice(KEY_42, np.arange(12.0).reshape(3, 4), (2,), axis=1).shape == (3, 2)

@@ -121,7 +121,7 @@ class Array:
         """JAX's functional updates: `x.at[idx].set(v)`, `.add`, `.mul`, `.min`, `.max`, `.get`."""
         return _xnp().IndexUpdateHelper(self)
 
-    def astype(self, dtype): return _xnp().asarray(self, dtype=dtype)
+    def astype(self, dtype): return _xnp().astype(self, dtype)
     def reshape(self, *shape, order="C"):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])

@@ -22,6 +22,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from xlapy import config
 from xlapy.core import lazy
 from xlapy.core.array import ConcreteArray
 from xlapy.core.lazy import LazyArray
@@ -67,7 +68,8 @@ def replayed(fn):
             return fn(*args, **kwargs)
         arrays: list = []
         try:
-            key = (fn, lazy._ENVIRON.get(lazy._KEY), _specs(args, arrays),
+            key = (fn, lazy._ENVIRON.get(lazy._KEY), config.enable_x64.value,
+                   _specs(args, arrays),
                    (tuple(kwargs), _specs(tuple(kwargs.values()), arrays))
                    if kwargs else None)
             recipe = _CACHE.get(key, _MISSING)

@@ -78,14 +78,15 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
 
 
 def fori_loop(lower, upper, body_fun: Callable, init_val):
-    """`for i in range(lower, upper): val = body_fun(i, val)`, as one HLO while."""
+    """`for i in range(lower, upper): val = body_fun(i, val)`, as one HLO while.
+    `i` has the bounds' dtype (the default int for Python ints)."""
+    lower, upper = as_array(lower), as_array(upper)
+    index_dtype = lower.dtype if not lower.weak_type else upper.dtype
     if current_trace() is None:
         val = init_val
         for i in range(int(lower), int(upper)):
-            val = body_fun(as_array(np.int32(i)), val)
+            val = body_fun(as_array(i, index_dtype), val)
         return val
-    lower, upper = as_array(lower), as_array(upper)
-    index_dtype = lower.dtype if not lower.weak_type else upper.dtype
     lower = convert_element_type(lower, index_dtype)
     upper = convert_element_type(upper, index_dtype)
 
@@ -94,7 +95,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
 
     def body(carry):
         i, n, val = carry
-        return add(i, convert_element_type(1, index_dtype)), n, body_fun(i, val)
+        return add(i, as_array(1, index_dtype)), n, body_fun(i, val)
 
     return while_loop(cond, body, (lower, upper, init_val))[2]
 
@@ -135,14 +136,14 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
 
     def body(i, state):
         carry, ys = state
-        step = sub(convert_element_type(length - 1, i.dtype), i) if reverse else i
+        step = sub(as_array(length - 1, i.dtype), i) if reverse else i
         carry, y = f(carry, x_at(step))
         y_leaves, _ = tree_flatten(y)
         ys = [dynamic_update_index_in_dim(buf, as_array(v), step, 0)
               for buf, v in zip(ys, y_leaves)]
         return carry, ys
 
-    carry, ys = fori_loop(0, length, body, (init, ys0))
+    carry, ys = fori_loop(np.int32(0), np.int32(length), body, (init, ys0))   # an s32 index
     return carry, tree_unflatten(y_tree, ys)
 
 

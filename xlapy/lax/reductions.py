@@ -223,7 +223,7 @@ def _monoid(operand, axes, op: Callable, identity: Callable, name: str, accepts:
     if not accepts(np.dtype(x.dtype)):
         raise TypeError(f"{name} does not accept dtype {np.dtype(x.dtype).name}")
     dims = canonicalize_axes(axes, x.ndim, name)
-    init = as_array(np.array(identity(np.dtype(x.dtype)), dtype=x.dtype))
+    init = as_array(identity(np.dtype(x.dtype)), x.dtype)
     reducer = scalar_computation(op, [x.dtype] * 2, [x.dtype], name, tuple_root=False)
     return bind(Opcode.REDUCE, [x, init], {"dimensions": dims, "to_apply": reducer},
                 weak_type=x.weak_type, name=name)
@@ -344,7 +344,7 @@ def _argminmax(operand, axis: int, index_dtype, kind: str) -> Array:
     floating = dtypes.is_float(x.dtype)
     identity = max_identity(x.dtype) if kind == "max" else min_identity(x.dtype)
     indices = ew.broadcasted_iota(index_dtype, x.shape, axis)
-    inits = [as_array(np.array(identity, dtype=x.dtype)), as_array(np.zeros((), index_dtype))]
+    inits = [as_array(identity, x.dtype), as_array(0, index_dtype)]
     reducer = scalar_computation(_ARG_REDUCERS[kind, floating], [x.dtype, index_dtype] * 2,
                                  [x.dtype, index_dtype], name, tuple_root=True)
     _, index = bind(Opcode.REDUCE, [x, indices, *inits],

@@ -26,8 +26,8 @@ from xlapy.lax.reductions import canonicalize_axes, scalar_computation
 
 def _canonical_float(x) -> Array:
     """-0.0 -> +0.0 and any NaN -> +NaN, so TOTALORDER sees one zero and one NaN."""
-    zero = as_array(np.zeros((), dtype=x.dtype))
-    nan = as_array(np.array(np.nan, dtype=x.dtype))
+    zero = as_array(0, x.dtype)
+    nan = as_array(np.nan, x.dtype)
     x = ew.select(ew.eq(x, zero), zero, x)
     return ew.select(ew.ne(x, x), nan, x)
 

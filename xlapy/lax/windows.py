@@ -132,7 +132,7 @@ def _monoid_window(operand, op: Callable, identity: Callable, name: str, window_
     dtype = np.dtype(x.dtype)
     window = make_window(x.shape, window_dimensions, window_strides, padding, base_dilation,
                          window_dilation, name)
-    init = as_array(np.array(identity(dtype), dtype=dtype))
+    init = as_array(identity(dtype), dtype)
     reducer = scalar_computation(op, [dtype] * 2, [dtype], name, tuple_root=False)
     return bind(Opcode.REDUCE_WINDOW, [x, init], {"window": window, "to_apply": reducer},
                 weak_type=x.weak_type, name=name)

@@ -105,9 +105,10 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, 
 
 def one_hot(x, num_classes: int, *, dtype=None, axis: int = -1) -> Array:
     """1 where x equals the class index along a new axis `axis`, 0 elsewhere
-    (out-of-range x, e.g. -1, gives an all-zero row). float32 unless told."""
+    (out-of-range x, e.g. -1, gives an all-zero row). The default float unless told."""
     x = xnp.asarray(x)
-    dtype = dtypes.DEFAULT_FLOAT if dtype is None else np.dtype(dtype)
+    dtype = dtypes.default_float() if dtype is None else \
+        dtypes.canonicalize_user_dtype(dtype, "one_hot")
     try:
         num_classes = int(num_classes)
     except TypeError:

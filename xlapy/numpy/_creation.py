@@ -1,11 +1,13 @@
 """`xnp` array creation: from data, filled, ranges, grids and triangles.
 
-Dtypes follow jax.numpy: Python data becomes int32/float32/complex64, NumPy
-data keeps its dtype, and filled arrays default to float32. Shapes, counts
-and range bounds must be static (known while tracing); fill values, and the
-ends of `linspace`/`logspace`/`geomspace`, may be traced. Under `jit`, a
-filled or integer-range array is a scalar broadcast or an iota, never a
-large constant.
+Dtypes follow jax.numpy: Python data takes the default types and filled
+arrays the default float (32-bit, or 64-bit with `xlapy.config.enable_x64`);
+NumPy data keeps its dtype, canonicalized (64-bit data is 32-bit without
+x64), and a `dtype=` asking for a 64-bit type without x64 is truncated with
+JAX's warning. Shapes, counts and range bounds must be static (known while
+tracing); fill values, and the ends of `linspace`/`logspace`/`geomspace`,
+may be traced. Under `jit`, a filled or integer-range array is a scalar
+broadcast or an iota, never a large constant.
 """
 
 from __future__ import annotations
@@ -62,8 +64,9 @@ def _static(value, name: str, what: str):
             "not a traced value, because it decides the shape of the result") from None
 
 
-def _default_dtype(dtype, default) -> np.dtype:
-    return np.dtype(default if dtype is None else dtype)
+def _default_dtype(dtype, default, name: str) -> np.dtype:
+    """`dtype` as the user asked for it (canonicalized), or the default."""
+    return np.dtype(default) if dtype is None else dtypes.canonicalize_user_dtype(dtype, name)
 
 
 # -- from data ----------------------------------------------------------------------------
@@ -79,7 +82,7 @@ def _stack_nested(obj) -> Array:
     if not isinstance(obj, (list, tuple)):
         return as_array(obj)
     if not obj:
-        return as_array(np.zeros((0,), dtypes.DEFAULT_FLOAT))
+        return as_array(np.zeros((0,), dtypes.default_float()))
     parts = promote_dtypes(*[_stack_nested(o) for o in obj])
     shapes = {p.shape for p in parts}
     if len(shapes) != 1:
@@ -91,9 +94,15 @@ def _stack_nested(obj) -> Array:
 def array(object, dtype=None, copy: bool = True, order: str | None = "K",  # noqa: A002
           ndmin: int = 0) -> Array:
     """An Array from an array, a scalar or nested sequences (which may hold
-    arrays, traced ones included). Python data takes the default 32-bit types;
-    a bare Python scalar stays weak-typed, as in JAX."""
+    arrays, traced ones included). Python data takes the default types; a bare
+    Python scalar stays weak-typed, as in JAX."""
     del copy  # xlapy arrays are immutable, so sharing one is safe; NumPy data is copied
+    return _array(object, dtype, order, ndmin, "array")
+
+
+def _array(object, dtype, order: str | None, ndmin: int, name: str) -> Array:  # noqa: A002
+    if dtype is not None:
+        dtype = dtypes.canonicalize_user_dtype(dtype, name)
     if order not in (None, "K", "A", "C"):
         raise NotImplementedError(f"xnp.array: only C order is supported, got order={order!r}")
     if isinstance(object, Array):
@@ -107,7 +116,7 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K",  # noq
         if isinstance(object, np.ndarray):
             object = object.copy()  # the caller may mutate theirs; ours is immutable
         # Straight to `dtype` when given, so [0.1] as float64 is never rounded via f32.
-        out = as_array(object) if dtype is None else as_array(object, np.dtype(dtype))
+        out = as_array(object) if dtype is None else as_array(object, dtype)
     if out.ndim < ndmin:
         out = reshape_exact(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
     return out
@@ -116,7 +125,7 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K",  # noq
 def asarray(a, dtype=None, order: str | None = None, *, copy: bool | None = None) -> Array:
     """`a` as an Array, converted to `dtype` if given (an xlapy array comes back
     as it is; NumPy data is copied, since its owner may change it)."""
-    return array(a, dtype=dtype, copy=bool(copy), order=order)
+    return _array(a, dtype, order, 0, "asarray")
 
 
 # -- filled -------------------------------------------------------------------------------
@@ -125,6 +134,8 @@ def full(shape, fill_value, dtype=None) -> Array:
     broadcasts); its dtype is `fill_value`'s unless given, weak for a Python
     scalar."""
     shape = _shape(shape, "full")
+    if dtype is not None:
+        dtype = dtypes.canonicalize_user_dtype(dtype, "full")
     if dtype is None:
         dtype, weak = result_dtype_and_weak(fill_value)
         value = convert(fill_value, dtype, weak)
@@ -136,46 +147,49 @@ def full(shape, fill_value, dtype=None) -> Array:
 
 
 def zeros(shape, dtype=None) -> Array:
-    """Zeros of `shape`, float32 unless `dtype` is given."""
-    return full(_shape(shape, "zeros"), 0, _default_dtype(dtype, dtypes.DEFAULT_FLOAT))
+    """Zeros of `shape`, of the default float type unless `dtype` is given."""
+    return full(_shape(shape, "zeros"), 0,
+                _default_dtype(dtype, dtypes.default_float(), "zeros"))
 
 
 def ones(shape, dtype=None) -> Array:
-    """Ones of `shape`, float32 unless `dtype` is given."""
-    return full(_shape(shape, "ones"), 1, _default_dtype(dtype, dtypes.DEFAULT_FLOAT))
+    """Ones of `shape`, of the default float type unless `dtype` is given."""
+    return full(_shape(shape, "ones"), 1, _default_dtype(dtype, dtypes.default_float(), "ones"))
 
 
 def empty(shape, dtype=None) -> Array:
     """An array of `shape` (zeros: XLA has no uninitialised memory to offer)."""
-    return full(_shape(shape, "empty"), 0, _default_dtype(dtype, dtypes.DEFAULT_FLOAT))
+    return full(_shape(shape, "empty"), 0,
+                _default_dtype(dtype, dtypes.default_float(), "empty"))
 
 
-def _like(a, dtype, shape) -> tuple[tuple[int, ...], np.dtype, bool]:
+def _full_like(a, fill_value, dtype, shape, name: str) -> Array:
+    """`full` with `a`'s shape and dtype (and weak type) unless given."""
     a_dtype, a_weak = dtypes.dtype_and_weak(a)
     a_shape = tuple(a.shape) if hasattr(a, "shape") else np.shape(a)
-    out_shape = a_shape if shape is None else _shape(shape, "full_like")
-    return out_shape, a_dtype if dtype is None else np.dtype(dtype), a_weak and dtype is None
+    out_shape = a_shape if shape is None else _shape(shape, name)
+    out = full(out_shape, fill_value, _default_dtype(dtype, a_dtype, name))
+    return with_weak_type(out, a_weak and dtype is None)
 
 
 def full_like(a, fill_value, dtype=None, shape=None) -> Array:
     """`full` with `a`'s shape and dtype (and weak type) unless given."""
-    out_shape, out_dtype, weak = _like(a, dtype, shape)
-    return with_weak_type(full(out_shape, fill_value, out_dtype), weak)
+    return _full_like(a, fill_value, dtype, shape, "full_like")
 
 
 def zeros_like(a, dtype=None, shape=None) -> Array:
     """Zeros with `a`'s shape and dtype unless given."""
-    return full_like(a, 0, dtype, shape)
+    return _full_like(a, 0, dtype, shape, "zeros_like")
 
 
 def ones_like(a, dtype=None, shape=None) -> Array:
     """Ones with `a`'s shape and dtype unless given."""
-    return full_like(a, 1, dtype, shape)
+    return _full_like(a, 1, dtype, shape, "ones_like")
 
 
 def empty_like(prototype, dtype=None, shape=None) -> Array:
     """Zeros with the prototype's shape and dtype unless given."""
-    return zeros_like(prototype, dtype, shape)
+    return _full_like(prototype, 0, dtype, shape, "empty_like")
 
 
 # -- ranges -------------------------------------------------------------------------------
@@ -188,9 +202,9 @@ def arange(start, stop=None, step=None, dtype=None) -> Array:
     step = _static(step, "arange", "step")
     if stop is None and step is None:
         start, stop = 0, start
-    if dtype is None:  # from the arguments as given: np.float64(4) keeps float64
+    if dtype is None:  # from the arguments as given (NumPy scalars canonicalized)
         dtype = result_dtype_and_weak(*given)[0]
-    dtype = np.dtype(dtype)
+    dtype = dtypes.canonicalize_user_dtype(dtype, "arange")
     step = 1 if step is None else step
     if step == 0:
         raise ValueError("xnp.arange: step must not be zero")
@@ -199,11 +213,11 @@ def arange(start, stop=None, step=None, dtype=None) -> Array:
     if dtypes.is_integer(dtype) or (integral and start == 0 and step == 1):
         ramp = lax.iota(dtype, size)
         if step != 1:
-            ramp = lax.mul(ramp, as_array(np.array(step).astype(dtype)))
+            ramp = lax.mul(ramp, as_array(step, dtype))
         if start != 0:
-            ramp = lax.add(ramp, as_array(np.array(start).astype(dtype)))
+            ramp = lax.add(ramp, as_array(start, dtype))
         return ramp
-    return as_array(np.arange(start, stop, step, dtype=dtype))
+    return as_array(np.arange(start, stop, step, dtype=dtype), dtype)
 
 
 def _interpolate(start, stop, num: int, endpoint: bool, dtype, axis: int, name: str):
@@ -222,18 +236,18 @@ def _interpolate(start, stop, num: int, endpoint: bool, dtype, axis: int, name: 
     first = lax.broadcast_in_dim(start, out_shape, others)
     last = lax.broadcast_in_dim(stop, out_shape, others)
     div = num - 1 if endpoint else num
-    delta = lax.div(lax.sub(stop, start), as_array(np.array(div).astype(compute))) if div > 0 \
+    delta = lax.div(lax.sub(stop, start), as_array(div, compute)) if div > 0 \
         else convert(np.nan, compute)
     if num == 0 or (num == 1 and endpoint):
         return first, delta
     real = np.dtype(np.float32) if compute == np.complex64 else \
         np.dtype(np.float64) if compute == np.complex128 else compute
     index = lax.broadcasted_iota(real, out_shape, axis)
-    t = lax.convert_element_type(lax.div(index, as_array(np.array(div).astype(real))), compute)
-    one = as_array(np.array(1).astype(compute))
+    t = lax.convert_element_type(lax.div(index, as_array(div, real)), compute)
+    one = as_array(1, compute)
     out = lax.add(lax.mul(first, lax.sub(one, t)), lax.mul(last, t))
     if endpoint:
-        is_last = lax.eq(index, as_array(np.array(num - 1).astype(real)))
+        is_last = lax.eq(index, as_array(num - 1, real))
         out = lax.select(is_last, last, out)
     return out, delta
 
@@ -250,8 +264,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     """`num` evenly spaced samples from `start` to `stop` (arrays broadcast,
     samples along `axis`); with `retstep` also the spacing. Integer dtypes
     floor the samples."""
-    if dtype is None:
-        dtype = to_inexact_dtype(result_dtype_and_weak(start, stop)[0])
+    dtype = _inexact_default(dtype, start, stop, "linspace")
     out, delta = _interpolate(start, stop, num, endpoint, dtype, axis, "linspace")
     out = _to_result(out, dtype)
     return (out, delta) if retstep else out
@@ -263,11 +276,22 @@ def _log_scale_dtype(dtype) -> np.dtype:
     return np.dtype(np.complex128 if np.dtype(dtype).kind == "c" else np.float64)
 
 
+def _inexact_default(dtype, start, stop, name: str) -> np.dtype:
+    """The dtype asked for, or the inexact type `start` and `stop` promote to."""
+    if dtype is None:
+        return to_inexact_dtype(result_dtype_and_weak(start, stop)[0])
+    return dtypes.canonicalize_user_dtype(dtype, name)
+
+
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
              axis: int = 0) -> Array:
     """`base ** linspace(start, stop)`: samples evenly spaced on a log scale."""
-    if dtype is None:
-        dtype = to_inexact_dtype(result_dtype_and_weak(start, stop)[0])
+    return _logspace(start, stop, num, endpoint, base,
+                     _inexact_default(dtype, start, stop, "logspace"), axis)
+
+
+def _logspace(start, stop, num: int, endpoint: bool, base, dtype: np.dtype,
+              axis: int) -> Array:
     compute = _log_scale_dtype(dtype)
     exponents, _ = _interpolate(start, stop, num, endpoint, compute, axis, "logspace")
     base = broadcast_to(convert(base, compute), exponents.shape)
@@ -278,8 +302,7 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
               axis: int = 0) -> Array:
     """Samples evenly spaced on a log scale between `start` and `stop` (same
     sign, or a complex spiral), with both ends exact, as np.geomspace."""
-    if dtype is None:
-        dtype = to_inexact_dtype(result_dtype_and_weak(start, stop)[0])
+    dtype = _inexact_default(dtype, start, stop, "geomspace")
     compute = _log_scale_dtype(dtype)
     start, stop = convert(start, compute), convert(stop, compute)
     bounds = broadcast_shapes(start.shape, stop.shape)
@@ -289,7 +312,7 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
     ln10 = convert(np.log(10), compute)
     log_start = lax.div(lax.log(lax.div(start, sign)), ln10)
     log_stop = lax.div(lax.log(lax.div(stop, sign)), ln10)
-    magnitudes = logspace(log_start, log_stop, num, endpoint, 10.0, compute, axis)
+    magnitudes = _logspace(log_start, log_stop, num, endpoint, 10.0, compute, axis)
     axis = canonicalize_axis(axis, len(bounds) + 1)
     others = tuple(d for d in range(magnitudes.ndim) if d != axis)
 
@@ -313,11 +336,12 @@ def _diagonal_offsets(n: int, m: int) -> Array:
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype=None) -> Array:  # noqa: N803
-    """Ones at and below the k-th diagonal of an N x M matrix."""
+    """Ones at and below the k-th diagonal of an N x M matrix (float32 unless
+    `dtype` is given, even with x64: jnp.tri's default)."""
     n = operator.index(N)
     m = n if M is None else operator.index(M)
     mask = lax.le(_diagonal_offsets(n, m), as_array(np.int32(operator.index(k))))
-    return lax.convert_element_type(mask, _default_dtype(dtype, dtypes.DEFAULT_FLOAT))
+    return lax.convert_element_type(mask, _default_dtype(dtype, dtypes.float32, "tri"))
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None) -> Array:  # noqa: N803
@@ -325,11 +349,13 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None) -> Array:  # noqa:
     n = operator.index(N)
     m = n if M is None else operator.index(M)
     mask = lax.eq(_diagonal_offsets(n, m), as_array(np.int32(operator.index(k))))
-    return lax.convert_element_type(mask, _default_dtype(dtype, dtypes.DEFAULT_FLOAT))
+    return lax.convert_element_type(mask, _default_dtype(dtype, dtypes.default_float(), "eye"))
 
 
 def identity(n: int, dtype=None) -> Array:
     """The n x n identity matrix."""
+    if dtype is not None:
+        dtype = dtypes.canonicalize_user_dtype(dtype, "identity")
     return eye(n, dtype=dtype)
 
 
@@ -423,7 +449,7 @@ def indices(dimensions, dtype=None, sparse: bool = False) -> Array | tuple[Array
     """Index grids of `dimensions`: one array per axis counting along it,
     stacked (shape (len(dimensions), *dimensions)) or sparse (a tuple)."""
     dims = _shape(dimensions, "indices")
-    dtype = _default_dtype(dtype, dtypes.DEFAULT_INT)
+    dtype = _default_dtype(dtype, dtypes.default_int(), "indices")
     if sparse:
         return tuple(reshape_exact(lax.iota(dtype, n),
                                    tuple(n if d == i else 1 for d in range(len(dims))))
@@ -431,7 +457,7 @@ def indices(dimensions, dtype=None, sparse: bool = False) -> Array | tuple[Array
     grids = [reshape_exact(lax.broadcasted_iota(dtype, dims, i), (1, *dims))
              for i in range(len(dims))]
     if not grids:
-        return as_array(np.zeros((0,), dtype))
+        return as_array(np.zeros((0,), dtype), dtype)
     return grids[0] if len(grids) == 1 else lax.concatenate(grids, 0)
 
 

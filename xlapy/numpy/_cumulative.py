@@ -22,7 +22,7 @@ from xlapy.numpy._shapes import _asarray, _flat_axis, _full, _slice_along, _stat
 def _cumulative(a, axis, dtype, op: Callable, name: str, widen: bool = False) -> Array:
     a = _asarray(a)
     a, axis = _flat_axis(a, axis)
-    target = _sum_dtype(a.dtype, dtype, widen)   # bools always widen, small ints if asked
+    target = _sum_dtype(a.dtype, dtype, widen, name)   # bools always widen, others if asked
     a = lax.convert_element_type(a, target) if a.dtype != target else a
     if a.dtype == np.bool_:
         raise TypeError(f"{name} cannot accumulate in bool")

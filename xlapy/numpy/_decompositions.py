@@ -22,11 +22,11 @@ _INT = np.dtype(np.int32)
 
 
 def zeros(shape, dtype) -> Array:
-    return lax.broadcast_in_dim(as_array(np.zeros((), dtype)), tuple(shape), ())
+    return lax.broadcast_in_dim(as_array(0, dtype), tuple(shape), ())
 
 
 def ones(shape, dtype) -> Array:
-    return lax.broadcast_in_dim(as_array(np.ones((), dtype)), tuple(shape), ())
+    return lax.broadcast_in_dim(as_array(1, dtype), tuple(shape), ())
 
 
 def identity(n: int, dtype, batch=()) -> Array:
@@ -46,7 +46,7 @@ def _pivot_row(x: Array, k) -> Array:
     magnitude = xnp.abs(_column(x, k))
     rows = lax.broadcasted_iota(_INT, magnitude.shape, magnitude.ndim - 1)
     candidate = lax.ge(rows, lax.broadcast_in_dim(k, rows.shape, ()))
-    excluded = lax.broadcast_in_dim(as_array(np.array(-1, magnitude.dtype)), rows.shape, ())
+    excluded = lax.broadcast_in_dim(as_array(-1, magnitude.dtype), rows.shape, ())
     return lax.argmax(lax.select(candidate, magnitude, excluded), magnitude.ndim - 1, _INT)
 
 
@@ -76,7 +76,7 @@ def _eliminate(x: Array, k, pivot_row: Array) -> Array:
                                      allow_negative_indices=False)
     pivot = lax.broadcast_in_dim(pivot, x.shape, batch_dims)
     nonzero = lax.ne(pivot, zeros(x.shape, x.dtype))
-    safe = lax.select(nonzero, pivot, lax.broadcast_in_dim(as_array(np.ones((), x.dtype)),
+    safe = lax.select(nonzero, pivot, lax.broadcast_in_dim(as_array(1, x.dtype),
                                                            x.shape, ()))
     column = lax.broadcast_in_dim(_column(x, k), x.shape, (*batch_dims, x.ndim - 2))
     below = lax.bitwise_and(lax.gt(rows, k_wide), nonzero)
@@ -105,7 +105,7 @@ def lu(a: Array, rhs: Array | None = None):
     batch, n = a.shape[:-2], a.shape[-1]
     x = a if rhs is None else lax.concatenate([a, rhs], a.ndim - 1)
     pivots = zeros((*batch, n), _INT)
-    x, pivots = lax.fori_loop(0, n, _lu_step, (x, pivots))
+    x, pivots = lax.fori_loop(np.int32(0), np.int32(n), _lu_step, (x, pivots))
     if rhs is None:
         return x, None, pivots
     lu = lax.slice_in_dim(x, 0, n, axis=x.ndim - 1)
@@ -151,12 +151,12 @@ def _householder(x: Array, j) -> tuple[Array, Array, Array]:
                                                                          tail.dtype)))
     beta = lax.convert_element_type(beta, x.dtype)
     beta = lax.select(trivial, alpha, beta)
-    ones = lax.broadcast_in_dim(as_array(np.ones((), x.dtype)), alpha.shape, ())
+    ones = lax.broadcast_in_dim(as_array(1, x.dtype), alpha.shape, ())
     denominator = lax.select(trivial, ones, lax.sub(alpha, beta))
     tau = lax.select(trivial, zeros(alpha.shape, x.dtype),
                      lax.div(lax.sub(beta, alpha), lax.select(trivial, ones, beta)))
     scaled = lax.div(x, lax.broadcast_in_dim(denominator, x.shape, tuple(range(x.ndim - 1))))
-    full_ones = lax.broadcast_in_dim(as_array(np.ones((), x.dtype)), x.shape, ())
+    full_ones = lax.broadcast_in_dim(as_array(1, x.dtype), x.shape, ())
     v = lax.select(at_j, full_ones, lax.select(below, scaled, zero))
     return v, tau, beta
 
@@ -202,7 +202,7 @@ def householder_qr(a: Array) -> tuple[Array, Array]:
     reflectors, R (..., m, n) upper triangular, both with LAPACK's signs."""
     m, n = a.shape[-2:]
     q = identity(m, a.dtype, a.shape[:-2])
-    r, q = lax.fori_loop(0, min(m, n), _qr_step, (a, q))
+    r, q = lax.fori_loop(np.int32(0), np.int32(min(m, n)), _qr_step, (a, q))
     return q, r
 
 
@@ -235,7 +235,7 @@ def _rotation_angles(app: Array, aqq: Array, apq: Array) -> tuple[Array, Array]:
     one = ones(apq.shape, apq.dtype)
     tau = lax.div(lax.sub(aqq, app), lax.mul(lax.add(one, one), lax.select(zero, one, apq)))
     magnitude = lax.abs(tau)
-    huge = lax.gt(magnitude, as_array(np.array(1e15, apq.dtype)))
+    huge = lax.gt(magnitude, as_array(1e15, apq.dtype))
     root = lax.select(huge, magnitude, lax.sqrt(lax.add(one, lax.mul(tau, tau))))
     sign = lax.select(lax.ge(tau, zeros(tau.shape, tau.dtype)), one, lax.neg(one))
     t = lax.select(zero, zeros(apq.shape, apq.dtype), lax.div(sign, lax.add(magnitude, root)))
@@ -296,10 +296,10 @@ def jacobi_eigh(a: Array, max_sweeps: int = 30) -> tuple[Array, Array]:
     n = a.shape[-1]
     m = n + n % 2
     if m != n:  # a decoupled zero row and column make the size even; dropped at the end
-        a = lax.pad(a, as_array(np.zeros((), a.dtype)),
+        a = lax.pad(a, as_array(0, a.dtype),
                     [(0, 0, 0)] * (a.ndim - 2) + [(0, 1, 0), (0, 1, 0)])
     rounds_p, rounds_q = (as_array(x) for x in _round_robin(m))
-    tolerance = as_array(np.array(np.finfo(a.dtype).eps, a.dtype))
+    tolerance = as_array(np.finfo(a.dtype).eps, a.dtype)
 
     def sweep(state):
         a, v, count = state
@@ -307,7 +307,7 @@ def jacobi_eigh(a: Array, max_sweeps: int = 30) -> tuple[Array, Array]:
         def one_round(r, inner):
             return _jacobi_round(r, inner, rounds_p, rounds_q)
 
-        a, v = lax.fori_loop(0, m - 1, one_round, (a, v))
+        a, v = lax.fori_loop(np.int32(0), np.int32(m - 1), one_round, (a, v))
         return a, v, lax.add(count, as_array(np.int32(1)))
 
     def unfinished(state):

@@ -37,7 +37,7 @@ class _ScalarMeta(type):
         return not cls == other
 
     def __call__(cls, x) -> Array:
-        return as_array(_unwrap(x), cls.dtype)
+        return as_array(_unwrap(x), dtypes.canonicalize_user_dtype(cls.dtype, "asarray"))
 
     def __instancecheck__(cls, instance) -> bool:
         return isinstance(instance, cls.dtype.type)
@@ -74,11 +74,12 @@ complex64 = _scalar_type("complex64", dtypes.complex64)
 complex128 = _scalar_type("complex128", dtypes.complex128)
 float8_e4m3fn = _scalar_type("float8_e4m3fn", np.dtype(ml_dtypes.float8_e4m3fn))
 float8_e5m2 = _scalar_type("float8_e5m2", np.dtype(ml_dtypes.float8_e5m2))
-# The defaults a weak value materialises as.
-int_ = _scalar_type("int_", dtypes.DEFAULT_INT)
-uint = _scalar_type("uint", dtypes.uint32)
-float_ = _scalar_type("float_", dtypes.DEFAULT_FLOAT)
-complex_ = _scalar_type("complex_", dtypes.DEFAULT_COMPLEX)
+# NumPy's names for the 64-bit types, as in jax.numpy: without x64, asking for
+# them truncates to 32 bits with a warning, like asking for float64.
+int_ = _scalar_type("int_", dtypes.int64)
+uint = _scalar_type("uint", dtypes.uint64)
+float_ = _scalar_type("float_", dtypes.float64)
+complex_ = _scalar_type("complex_", dtypes.complex128)
 single, double = float32, float64
 csingle, cdouble = complex64, complex128
 half = float16
@@ -107,11 +108,11 @@ def _dtype_of(x) -> np.dtype:
     if isinstance(x, (int, float, complex)):
         return dtypes.dtype_and_weak(x)[0]
     if x is int:
-        return dtypes.DEFAULT_INT
+        return dtypes.default_int()
     if x is float:
-        return dtypes.DEFAULT_FLOAT
+        return dtypes.default_float()
     if x is complex:
-        return dtypes.DEFAULT_COMPLEX
+        return dtypes.default_complex()
     return np.dtype(x)
 
 
@@ -125,7 +126,9 @@ def _typed(x):
     if x is int or x is float or x is complex:
         return x(0)  # Python types act as weak scalars, as in JAX
     if isinstance(x, _ScalarMeta):
-        return x.dtype
+        x = x.dtype
+    if isinstance(x, (str, type, np.dtype)):  # a dtype asked for: truncated with a warning
+        return dtypes.canonicalize_user_dtype(x, "dtype")
     return x
 
 

@@ -151,7 +151,7 @@ def _take_diagonals(op: _Operand) -> _Operand:
         for d in dims[1:]:
             same = lax.eq(first, lax.broadcasted_iota(np.int32, x.shape, d))
             mask = same if mask is None else lax.bitwise_and(mask, same)
-        zero = lax.broadcast_in_dim(as_array(np.zeros((), x.dtype)), x.shape, ())
+        zero = lax.broadcast_in_dim(as_array(0, x.dtype), x.shape, ())
         x = lax.reduce_sum(lax.select(mask, x, zero), tuple(dims[1:]))
         op = _Operand([lb for d, lb in enumerate(op.labels) if d not in dims[1:]], x)
 

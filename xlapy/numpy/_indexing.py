@@ -136,7 +136,7 @@ def _mask_points(mask: Array, dims: Sequence[int]) -> list[_Point]:
     if tuple(mask.shape) != tuple(dims):
         raise IndexError(f"boolean index of shape {mask.shape} does not match the indexed "
                          f"dimensions {tuple(dims)}")
-    return [_Point(as_array(np.asarray(p, dtype=_index_dtype_for(dims))))
+    return [_Point(as_array(p, _index_dtype_for(dims)))
             for p in np.nonzero(np.asarray(mask.value))]
 
 
@@ -149,7 +149,7 @@ def _static_point(value: int, size: int) -> _Point:
     reads clamp it, updates drop it)."""
     wrapped = value + size if value < 0 else value
     dtype = _index_dtype_for([size, abs(wrapped)])
-    return _Point(as_array(np.asarray(wrapped, dtype)), wrapped)
+    return _Point(as_array(wrapped, dtype), wrapped)
 
 
 def _static_slice(entry: slice, size: int) -> _Slice:
@@ -274,7 +274,7 @@ def _needs_int64(dtype) -> bool:
 
 
 def _const(value, dtype) -> Array:
-    return as_array(np.asarray(value, dtype))
+    return as_array(value, dtype)
 
 
 def _normalized(array: Array, size: int, index_dtype) -> Array:
@@ -361,7 +361,7 @@ def _mode(mode, default):
 
 
 def _zeros(shape, dtype, weak_type=False) -> Array:
-    zero = as_array(np.zeros((), dtype))
+    zero = as_array(0, dtype)
     return with_weak_type(lax.broadcast_in_dim(zero, tuple(shape), ()), weak_type)
 
 

@@ -74,9 +74,10 @@ def _arrays(arrays, name: str) -> list[Array]:
     return arrays
 
 
-def _promoted(arrays: list[Array], dtype) -> list[Array]:
+def _promoted(arrays: list[Array], dtype, name: str) -> list[Array]:
     arrays = promote_dtypes(*arrays)
     if dtype is not None:
+        dtype = dtypes.canonicalize_user_dtype(dtype, name)
         arrays = [lax.convert_element_type(a, dtype) for a in arrays]
     return arrays
 
@@ -89,7 +90,7 @@ def concatenate(arrays, axis: int | None = 0, dtype=None) -> Array:
         arrays, axis = [ravel(a) for a in arrays], 0
     if any(a.ndim == 0 for a in arrays):
         raise ValueError("zero-dimensional arrays cannot be concatenated")
-    arrays = _promoted(arrays, dtype)
+    arrays = _promoted(arrays, dtype, "concatenate")
     axis = canonicalize_axis(axis, arrays[0].ndim)
     if len(arrays) == 1:
         return arrays[0]

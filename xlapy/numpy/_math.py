@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np
 
 from xlapy import lax
+from xlapy.core import dtypes
 from xlapy.core.trace import Array, as_array, with_weak_type
 from xlapy.numpy._arithmetic import absolute, floor_divide
 from xlapy.numpy._promotion import (
@@ -314,8 +315,8 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False) -> Array:
     the same infinity, NaN to nothing (or to NaN with `equal_nan`)."""
     a, b = promote_args_inexact("isclose", a, b)
     tol_dtype = real_dtype(a.dtype)
-    rtol = with_weak_type(as_array(np.array(rtol).astype(tol_dtype)), True)
-    atol = with_weak_type(as_array(np.array(atol).astype(tol_dtype)), True)
+    rtol = with_weak_type(as_array(rtol, tol_dtype), True)
+    atol = with_weak_type(as_array(atol, tol_dtype), True)
     close = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
     a_inf, b_inf = isinf(a), isinf(b)
     close = lax.bitwise_and(close, lax.bitwise_not(lax.bitwise_or(a_inf, b_inf)))
@@ -413,10 +414,11 @@ def where(condition, x=None, y=None, /, *, size=None,
 
 
 def astype(x, dtype, /, *, copy: bool = False, device=None) -> Array:
-    """`x` converted to `dtype` (complex to real keeps the real part)."""
+    """`x` converted to `dtype` (complex to real keeps the real part; a 64-bit
+    dtype without x64 is truncated to 32 bits with a warning, as in JAX)."""
     del copy, device
     x = as_array(x)
-    dtype = np.dtype(dtype)
+    dtype = dtypes.canonicalize_user_dtype(dtype, "astype")
     if x.dtype.kind == "c" and dtype.kind != "c":
         x = lax.real(x)
     return lax.convert_element_type(x, dtype)

@@ -15,7 +15,7 @@ from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, as_array
 from xlapy.lax.reductions import max_identity, min_identity
-from xlapy.numpy._promotion import broadcast_to, constant_like, convert
+from xlapy.numpy._promotion import broadcast_to, constant_like, convert, to_inexact_dtype
 from xlapy.numpy._reductions import (
     _as_mask,
     _no_out,
@@ -93,10 +93,11 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims: bool = False, where=No
     a = as_array(a)
     if not _has_nans(a):
         return mean(a, axis, dtype, keepdims=keepdims, where=where)
-    result = np.dtype(dtype) if dtype is not None else np.dtype(a.dtype)
+    result = dtypes.canonicalize_user_dtype(dtype, "nanmean") if dtype is not None else \
+        to_inexact_dtype(a.dtype)
     total = sum(_replace_nans(a, 0), axis, dtype=_upcast_f16(result), keepdims=keepdims,
                 where=where)
-    count = sum(_present(a, where), axis, dtype=dtypes.DEFAULT_INT, keepdims=keepdims)
+    count = sum(_present(a, where), axis, dtype=dtypes.default_int(), keepdims=keepdims)
     return convert(lax.div(total, convert(count, total.dtype)), result)
 
 
@@ -106,13 +107,13 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False,
     (NaN where that is not positive)."""
     _no_out(out, "nanvar")
     a = as_array(a)
-    compute, result = _var_dtypes(a.dtype, dtype)
+    compute, result = _var_dtypes(a.dtype, dtype, "nanvar")
     a = convert(a, compute)
     center = nanmean(a, axis, dtype=compute, keepdims=True, where=where)
     centered = lax.sub(a, broadcast_to(center, a.shape))
     squares = _replace_nans(_squared_magnitude(centered), 0)
     total = sum(squares, axis, keepdims=keepdims, where=where)
-    count = sum(_present(a, where), axis, dtype=dtypes.DEFAULT_INT, keepdims=keepdims)
+    count = sum(_present(a, where), axis, dtype=dtypes.default_int(), keepdims=keepdims)
     normalizer = lax.sub(convert(count, total.dtype), convert(ddof, total.dtype))
     positive = lax.gt(normalizer, constant_like(normalizer, 0))
     quotient = lax.div(total, lax.select(positive, normalizer, constant_like(normalizer, 1)))
@@ -124,7 +125,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False,
     """Standard deviation over `axis` of the non-NaN elements."""
     _no_out(out, "nanstd")
     a = as_array(a)
-    compute, result = _var_dtypes(a.dtype, dtype)
+    compute, result = _var_dtypes(a.dtype, dtype, "nanstd")
     variance = nanvar(a, axis, dtype=compute, ddof=ddof, keepdims=keepdims, where=where)
     return convert(lax.sqrt(variance), result)
 

@@ -39,15 +39,15 @@ def is_inexact(dtype) -> bool:
 
 
 def to_inexact_dtype(dtype) -> np.dtype:
-    """The dtype math functions compute `dtype` in: inexact types stay, bool and
-    integers become the default float (float64 for the explicit 64-bit integers,
-    which xlapy never narrows)."""
+    """The dtype math functions compute `dtype` in, as JAX's: inexact types
+    stay, 64-bit integers become float64 and bool and narrower integers float32
+    (whatever the x64 mode: `sqrt(int32)` is float32 in JAX with x64 too)."""
     dtype = np.dtype(dtype)
     if is_inexact(dtype):
         return dtype
     if dtype.kind in "iu" and dtype.itemsize == 8:
         return dtypes.float64
-    return dtypes.DEFAULT_FLOAT
+    return dtypes.float32
 
 
 def real_dtype(dtype) -> np.dtype:
@@ -62,7 +62,7 @@ def real_dtype(dtype) -> np.dtype:
 
 def _typed(x):
     """`x` as something `dtype_and_weak` reads as xnp.asarray would type it
-    (nested lists of Python numbers take the 32-bit defaults, not float64)."""
+    (nested lists of Python numbers take the default types)."""
     if isinstance(x, (list, tuple)):
         return as_array(x)
     return x
@@ -130,7 +130,7 @@ def promote_args_inexact(name: str, *args) -> list[Array]:
 
 def constant_like(x: Array, value) -> Array:
     """A 0-d constant of `x`'s dtype, weak so it never changes `x`'s weak type."""
-    return with_weak_type(as_array(np.array(value).astype(x.dtype)), True)
+    return with_weak_type(as_array(value, x.dtype), True)
 
 
 def full_like_of(x: Array, value) -> Array:
@@ -140,11 +140,12 @@ def full_like_of(x: Array, value) -> Array:
 
 
 def promote_args_numeric(name: str, *args) -> list[Array]:
-    """As `promote_args`, but a bool result is computed as the default int
-    (NumPy's flooring division and powers of bools give integers)."""
+    """As `promote_args`, but a bool result is computed as int32 (NumPy's
+    flooring division and powers of bools give integers; jnp's give int32
+    whatever the x64 mode)."""
     arrays = promote_args(name, *args)
     if arrays[0].dtype == np.bool_:
-        arrays = [with_weak_type(lax.convert_element_type(a, dtypes.DEFAULT_INT), a.weak_type)
+        arrays = [with_weak_type(lax.convert_element_type(a, dtypes.int32), a.weak_type)
                   for a in arrays]
     return arrays
 

@@ -77,7 +77,7 @@ def _quantile(a, q, axis, method: str, keepdims: bool, skip_nans: bool, name: st
     ordered = lax.sort(rows, dimension=rows.ndim - 1)
     nans = lax.ne(rows, rows)
     if skip_nans:
-        count = sum(lax.bitwise_not(nans), -1, dtype=dtypes.DEFAULT_INT)
+        count = sum(lax.bitwise_not(nans), -1, dtype=dtypes.default_int())
         missing = lax.eq(count, constant_like(count, 0))
     else:
         count = lax.broadcast_in_dim(as_array(np.int32(n)), rows.shape[:-1], ())

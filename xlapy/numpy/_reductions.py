@@ -82,16 +82,18 @@ def _extreme_identity(name: str, dtype):
     return max_identity(dtype) if is_max else min_identity(dtype)
 
 
-def _sum_dtype(dtype, given, promote_integers: bool) -> np.dtype:
-    """jnp.sum's accumulation dtype: bools and narrow integers widen to the
-    default int (unsigned to uint32) unless `promote_integers` is False."""
+def _sum_dtype(dtype, given, promote_integers: bool, name: str) -> np.dtype:
+    """jnp.sum's accumulation dtype: `given` (canonicalized), or bools and
+    integers narrower than the default int widen to it (unsigned ones to the
+    unsigned default) unless `promote_integers` is False."""
     if given is not None:
-        return np.dtype(given)
+        return dtypes.canonicalize_user_dtype(given, name)
     dtype = np.dtype(dtype)
     if dtype == np.bool_:
-        return dtypes.DEFAULT_INT
-    if promote_integers and dtype.kind in "iu" and dtype.itemsize < 4:
-        return dtypes.uint32 if dtype.kind == "u" else dtypes.DEFAULT_INT
+        return dtypes.default_int()
+    if promote_integers and dtype.kind in "iu":
+        default = dtypes.default_uint() if dtype.kind == "u" else dtypes.default_int()
+        return default if dtype.itemsize < default.itemsize else dtype
     return dtype
 
 
@@ -101,7 +103,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None
     """Sum over `axis` (all axes when None)."""
     _no_out(out, "sum")
     a = as_array(a)
-    a = convert(a, _sum_dtype(a.dtype, dtype, promote_integers))
+    a = convert(a, _sum_dtype(a.dtype, dtype, promote_integers, "sum"))
     if a.dtype == np.bool_:
         raise TypeError("xnp.sum: dtype=bool is not supported; use xnp.any")
     return _reduce(a, axis, keepdims, where, initial, name="sum", reducer=lax.reduce_sum,
@@ -113,7 +115,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=Non
     """Product over `axis` (all axes when None)."""
     _no_out(out, "prod")
     a = as_array(a)
-    a = convert(a, _sum_dtype(a.dtype, dtype, promote_integers))
+    a = convert(a, _sum_dtype(a.dtype, dtype, promote_integers, "prod"))
     if a.dtype == np.bool_:
         raise TypeError("xnp.prod: dtype=bool is not supported; use xnp.all")
     return _reduce(a, axis, keepdims, where, initial, name="prod", reducer=lax.reduce_prod,
@@ -198,10 +200,10 @@ def any(a, axis=None, out=None, keepdims: bool = False, *, where=None) -> Array:
 
 
 def count_nonzero(a, axis=None, keepdims: bool = False) -> Array:
-    """The number of nonzero elements over `axis`, as int32."""
+    """The number of nonzero elements over `axis`, as the default int."""
     a = as_array(a)
     nonzero = a if a.dtype == np.bool_ else lax.ne(a, constant_like(a, 0))
-    return sum(nonzero, axis, dtype=dtypes.DEFAULT_INT, keepdims=keepdims)
+    return sum(nonzero, axis, dtype=dtypes.default_int(), keepdims=keepdims)
 
 
 # -- moments ------------------------------------------------------------------------------
@@ -216,7 +218,7 @@ def _count(a: Array, axis, keepdims: bool, where) -> Array | int:
     axes = canonicalize_axes(axis, a.ndim)
     if where is None:
         return math.prod(a.shape[d] for d in axes)
-    return sum(_as_mask(where, a.shape), axis, dtype=dtypes.DEFAULT_INT, keepdims=keepdims)
+    return sum(_as_mask(where, a.shape), axis, dtype=dtypes.default_int(), keepdims=keepdims)
 
 
 def _divide(total: Array, count) -> Array:
@@ -224,24 +226,26 @@ def _divide(total: Array, count) -> Array:
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=None) -> Array:
-    """Arithmetic mean over `axis` (integers give float32; f16 sums in f32)."""
+    """Arithmetic mean over `axis` (integers of up to 32 bits give float32, as
+    in JAX whatever the x64 mode; f16 sums in f32)."""
     _no_out(out, "mean")
     a = as_array(a)
-    result = to_inexact_dtype(a.dtype) if dtype is None else np.dtype(dtype)
+    result = to_inexact_dtype(a.dtype) if dtype is None else \
+        dtypes.canonicalize_user_dtype(dtype, "mean")
     total = sum(a, axis, dtype=_upcast_f16(result), keepdims=keepdims, where=where)
     return convert(_divide(total, _count(a, axis, keepdims, where)), result)
 
 
-def _var_dtypes(a_dtype, dtype) -> tuple[np.dtype, np.dtype]:
+def _var_dtypes(a_dtype, dtype, name: str = "var") -> tuple[np.dtype, np.dtype]:
     """(computation dtype, result dtype) of var/std, as jnp: complex data has
-    a real variance."""
+    a real variance, integers that of `to_inexact_dtype`."""
     if dtype is not None:
-        dtype = np.dtype(dtype)
+        dtype = dtypes.canonicalize_user_dtype(dtype, name)
         if dtype.kind != "c" and np.dtype(a_dtype).kind == "c":
             raise ValueError("xnp.var: a real dtype= for complex data is not supported")
         return _upcast_f16(dtype), dtype
     if not dtypes.is_float(a_dtype) and np.dtype(a_dtype).kind != "c":
-        return dtypes.DEFAULT_FLOAT, dtypes.DEFAULT_FLOAT
+        return to_inexact_dtype(a_dtype), to_inexact_dtype(a_dtype)
     return _upcast_f16(a_dtype), real_dtype(a_dtype)
 
 
@@ -265,7 +269,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False, *, w
     _no_out(out, "var")
     ddof = _ddof(ddof, correction, "var")
     a = as_array(a)
-    compute, result = _var_dtypes(a.dtype, dtype)
+    compute, result = _var_dtypes(a.dtype, dtype, "var")
     a = convert(a, compute)
     center = mean(a, axis, dtype=compute, keepdims=True, where=where)
     centered = lax.sub(a, broadcast_to(center, a.shape))
@@ -285,7 +289,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False, *, w
     _no_out(out, "std")
     ddof = _ddof(ddof, correction, "std")
     a = as_array(a)
-    compute, result = _var_dtypes(a.dtype, dtype)
+    compute, result = _var_dtypes(a.dtype, dtype, "std")
     variance = var(a, axis, dtype=compute, ddof=ddof, keepdims=keepdims, where=where)
     return convert(lax.sqrt(variance), result)
 
@@ -334,7 +338,7 @@ def _arg(a, axis, out, keepdims, name: str, lax_fn: Callable) -> Array:
         shape, axes = tuple(a.shape), (axis,)
     if a.shape[axis] == 0:
         raise ValueError(f"xnp.{name}: attempt to get {name} of an empty sequence")
-    result = lax_fn(a, axis, dtypes.DEFAULT_INT)
+    result = lax_fn(a, axis, dtypes.default_int())
     return _keep_dims(result, shape, axes) if keepdims else result
 
 

@@ -49,7 +49,7 @@ def _slice_along(a: Array, axis: int, start, stop, step=None) -> Array:
 
 def _full(shape, value, dtype) -> Array:
     """`value` (a scalar or 0-d Array) as `dtype`, broadcast to `shape`."""
-    value = value if isinstance(value, Array) else as_array(np.asarray(value, dtype))
+    value = value if isinstance(value, Array) else as_array(value, dtype)
     value = lax.convert_element_type(value, dtype)
     return lax.broadcast_in_dim(value, tuple(shape), ())
 

@@ -420,7 +420,7 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None) 
     if length is None:
         top = None
         if not isinstance(x, Tracer):
-            top = as_array(np.int64(int(np.max(x.value)) + 1 if x.size else 0))
+            top = as_array(int(np.max(x.value)) + 1 if x.size else 0, np.int64)
         length = max(_output_size(None, top if top is not None else x, "xnp.bincount",
                                   "length"), int(minlength))
     weights = as_array(np.int32(1)) if weights is None else _asarray(weights)
@@ -442,7 +442,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Array:  # noqa:
         if range is None:
             low, high = xnp.min(a), xnp.max(a)
         else:
-            low, high = (as_array(np.asarray(r, dtype)) for r in range)
+            low, high = (as_array(r, dtype) for r in range)
         low = lax.convert_element_type(low, dtype)
         high = lax.convert_element_type(high, dtype)
         same = lax.eq(low, high)

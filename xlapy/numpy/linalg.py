@@ -201,7 +201,7 @@ def slogdet(a, *, method=None) -> SlogdetResult:
     magnitude = xnp.abs(diagonal)
     logabsdet = lax.reduce_sum(lax.log(magnitude), (diagonal.ndim - 1,))
     zero = lax.eq(magnitude, dec.zeros(magnitude.shape, magnitude.dtype))
-    ones = lax.broadcast_in_dim(as_array(np.ones((), magnitude.dtype)), magnitude.shape, ())
+    ones = lax.broadcast_in_dim(as_array(1, magnitude.dtype), magnitude.shape, ())
     # d / |d| is the sign (a unit complex number); a zero pivot makes it 0 / 1 = 0
     unit = lax.div(diagonal, lax.convert_element_type(lax.select(zero, ones, magnitude),
                                                       diagonal.dtype))
@@ -334,7 +334,7 @@ def _hermitian_input(name: str, a, UPLO, symmetrize_input: bool) -> Array:  # no
     if UPLO not in (None, "L", "U"):
         raise ValueError(f"{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
     if symmetrize_input:
-        return lax.div(lax.add(a, _adjoint(a)), as_array(np.array(2, a.dtype)))
+        return lax.div(lax.add(a, _adjoint(a)), as_array(2, a.dtype))
     rows = lax.broadcasted_iota(np.int32, a.shape, a.ndim - 2)
     cols = lax.broadcasted_iota(np.int32, a.shape, a.ndim - 1)
     keep = lax.ge(rows, cols) if UPLO in (None, "L") else lax.le(rows, cols)
@@ -392,7 +392,7 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True) -> Array:
     (a,) = _inexact(a)
     _square("cholesky", a)
     if symmetrize_input:
-        a = lax.div(lax.add(a, _adjoint(a)), as_array(np.array(2, a.dtype)))
+        a = lax.div(lax.add(a, _adjoint(a)), as_array(2, a.dtype))
     wide = _compute_dtype(a)
     lower = bind(Opcode.CHOLESKY, [wide], {"lower": True}, name="cholesky")
     lower = lax.convert_element_type(lower, a.dtype) if lower.dtype != a.dtype else lower

@@ -13,15 +13,20 @@ two draws you want independent. Every function works eagerly and under
 `xlapy.jit` with the same results.
 
 Seeds: an integer of at most 32 bits gives JAX's key for it in JAX's default
-(32-bit) mode; a wider seed, or a 64-bit integer array, gives the key of JAX
-with x64 enabled (high and low words), where default JAX would silently
-drop the high word.
+(32-bit) mode; a wider Python int, or a 64-bit integer array (which exists
+with `xlapy.config.enable_x64`; without it NumPy's int64 becomes int32 on
+the way in, as in JAX), gives the key of JAX with x64 (high and low words).
+
+Default dtypes follow the x64 switch as jax.random's do: float32 and int32,
+or float64 and int64 with x64; a 64-bit `dtype=` without x64 is truncated
+with JAX's warning.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from xlapy.core import dtypes
 from xlapy.core.trace import Array, as_array
 from xlapy.numpy._promotion import canonicalize_axis
 from xlapy.random._discrete import categorical, choice, permutation, shuffle_along
@@ -91,9 +96,9 @@ def fold_in(key, data) -> Array:
 
 
 def bits(key, shape=(), dtype=None) -> Array:
-    """Uniformly random unsigned integers (uint32 unless told)."""
+    """Uniformly random unsigned integers (uint32, or uint64 with x64, unless told)."""
     key = check_key("bits", key)
-    dtype = np.dtype(np.uint32) if dtype is None else np.dtype(dtype)
+    dtype = dtypes.default_uint() if dtype is None else dtypes.canonicalize_user_dtype(dtype)
     if dtype.kind != "u":
         raise ValueError(f"bits draws unsigned integers; dtype {dtype} is not unsigned")
     return random_bits(key, dtype.itemsize * 8, canonical_shape(shape))

@@ -41,7 +41,7 @@ def _rank(x) -> int:
 
 
 def _arange(n: int) -> Array:
-    return lax.iota(dtypes.DEFAULT_INT, n)
+    return lax.iota(dtypes.default_int(), n)
 
 
 def shuffle_along(key: Array, x: Array, axis: int) -> Array:
@@ -92,9 +92,9 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0) -> Arr
         axis = canonicalize_axis(axis, arr.ndim)
         n_inputs = arr.shape[axis]
     n_draws = math.prod(shape)
-    out_dtype = dtypes.DEFAULT_INT if scalar else arr.dtype
+    out_dtype = dtypes.default_int() if scalar else arr.dtype
     if n_draws == 0:
-        return lax.broadcast_in_dim(as_array(np.zeros((), out_dtype)), shape, ())
+        return lax.broadcast_in_dim(as_array(0, out_dtype), shape, ())
     if n_inputs <= 0:
         raise ValueError("choice: a must be greater than 0 unless no samples are taken")
     if not replace and n_draws > n_inputs:
@@ -119,7 +119,7 @@ def _weighted_index(key: Array, p, n_inputs: int, n_draws: int, shape, replace: 
     Gumbel top-k trick without."""
     p = as_array(p)
     if not (dtypes.is_float(p.dtype) or dtypes.is_complex(p.dtype)):
-        p = lax.convert_element_type(p, dtypes.DEFAULT_FLOAT)
+        p = lax.convert_element_type(p, dtypes.default_float())
     if p.shape != (n_inputs,):
         raise ValueError(f"choice: p must be a 1-D vector of the population size {n_inputs}, "
                          f"got shape {list(p.shape)}")
@@ -127,11 +127,11 @@ def _weighted_index(key: Array, p, n_inputs: int, n_draws: int, shape, replace: 
         cdf = lax.cumsum(p, 0)
         total = lax.index_in_dim(cdf, n_inputs - 1, 0, False)
         u = uniform_values(key, shape, p.dtype, 0.0, 1.0)
-        r = lax.mul(total, lax.sub(as_array(np.ones((), p.dtype)), u))
+        r = lax.mul(total, lax.sub(as_array(1, p.dtype), u))
         # searchsorted(cdf, r, side='left') = how many cdf entries lie below r
         below = lax.lt(lax.broadcast_in_dim(cdf, (*shape, n_inputs), (len(shape),)),
                        lax.broadcast_in_dim(r, (*shape, n_inputs), tuple(range(len(shape)))))
-        counts = lax.convert_element_type(below, dtypes.DEFAULT_INT)
+        counts = lax.convert_element_type(below, dtypes.default_int())
         return lax.reduce_sum(counts, (len(shape),))
     g = lax.add(gumbel_values(key, (n_inputs,), p.dtype, "low"), lax.log(p))
     return lax.top_k(g, n_draws)[1]
@@ -145,7 +145,7 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True,
     key = check_key("categorical", key)
     logits = as_array(logits)
     if not dtypes.is_float(logits.dtype):
-        logits = lax.convert_element_type(logits, dtypes.DEFAULT_FLOAT)
+        logits = lax.convert_element_type(logits, dtypes.default_float())
     axis = canonicalize_axis(axis, logits.ndim)
     batch_shape = logits.shape[:axis] + logits.shape[axis + 1:]
     if shape is None:
@@ -163,7 +163,7 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True,
         g = gumbel_values(key, logits_shape, logits.dtype, mode)
         lifted = reshape_exact(logits, (1,) * len(prefix) + logits.shape)
         scores = lax.add(g, broadcast_to(lifted, logits_shape))
-        return lax.argmax(scores, len(prefix) + axis, dtypes.DEFAULT_INT)
+        return lax.argmax(scores, len(prefix) + axis, dtypes.default_int())
     k = math.prod(prefix)
     if k > logits.shape[axis]:
         raise ValueError(f"categorical: {k} samples without replacement cannot exceed the "

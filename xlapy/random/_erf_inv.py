@@ -61,7 +61,7 @@ def erf_inv(x) -> Array:
 
 
 def _const(value: float, like: Array) -> Array:
-    return as_array(np.array(value, like.dtype))
+    return as_array(value, like.dtype)
 
 
 def _full(value: float, like: Array) -> Array:

@@ -37,13 +37,13 @@ def fma(a: Array, b: Array, c: Array) -> Array:
     sum_error = _sum_error(product, c, total)
     exact = lax.add(total, lax.add(sum_error, product_error))
     # Dekker's split overflows for huge operands; there a * b + c is what it is.
-    finite = lax.is_finite(lax.mul(a, as_array(np.float64(_SPLITTER))))
-    finite = lax.bitwise_and(finite, lax.is_finite(lax.mul(b, as_array(np.float64(_SPLITTER)))))
+    finite = lax.is_finite(lax.mul(a, as_array(_SPLITTER, _F64)))
+    finite = lax.bitwise_and(finite, lax.is_finite(lax.mul(b, as_array(_SPLITTER, _F64))))
     return lax.select(lax.bitwise_and(finite, lax.is_finite(exact)), exact, total)
 
 
 def _split(x: Array) -> tuple[Array, Array]:
-    scaled = lax.mul(x, as_array(np.float64(_SPLITTER)))
+    scaled = lax.mul(x, as_array(_SPLITTER, _F64))
     high = lax.sub(scaled, lax.sub(scaled, x))
     return high, lax.sub(x, high)
 

@@ -29,15 +29,21 @@ from xlapy.random._threefry import (
 
 
 def float_dtype(where: str, dtype) -> np.dtype:
-    """The float dtype a sampler produces (float32 unless told), or ValueError."""
-    dtype = dtypes.DEFAULT_FLOAT if dtype is None else np.dtype(dtype)
+    """The float dtype a sampler produces (the default float unless told), or
+    ValueError; without x64 a 64-bit request is truncated with JAX's warning."""
+    dtype = _user_dtype(dtype, dtypes.default_float)
     if not dtypes.is_float(dtype):
         raise ValueError(f"{where} samples floating-point values; dtype {dtype} is not one")
     return dtype
 
 
+def _user_dtype(dtype, default) -> np.dtype:
+    """A sampler's `dtype=` canonicalized (jax.random's warning names no function)."""
+    return default() if dtype is None else dtypes.canonicalize_user_dtype(dtype)
+
+
 def _scalar(value, dtype) -> Array:
-    return as_array(np.array(value, dtype))
+    return as_array(value, dtype)
 
 
 def _param(value, dtype, shape: tuple[int, ...], where: str) -> Array:
@@ -45,7 +51,7 @@ def _param(value, dtype, shape: tuple[int, ...], where: str) -> Array:
     if isinstance(value, Array):
         x = lax.convert_element_type(value, dtype)
     else:  # Python and NumPy values convert straight to dtype, not through float32
-        x = as_array(np.asarray(value, dtype))
+        x = as_array(value, dtype)
     try:
         return broadcast_to(x, shape)
     except ValueError:
@@ -93,7 +99,7 @@ def normal(key, shape=(), dtype=None) -> Array:
     halves scaled by 1/sqrt(2)), as jax.random.normal draws them."""
     key = check_key("normal", key)
     shape = canonical_shape(shape)
-    dtype = dtypes.DEFAULT_FLOAT if dtype is None else np.dtype(dtype)
+    dtype = _user_dtype(dtype, dtypes.default_float)
     if dtypes.is_complex(dtype):
         real = np.dtype(np.float64 if dtype == np.complex128 else np.float32)
         key_re, key_im = split_two(key)
@@ -246,10 +252,10 @@ def gumbel_values(key: Array, shape: tuple[int, ...], dtype, mode: str) -> Array
 def rademacher(key, shape=(), dtype=None) -> Array:
     """-1 or +1 with equal probability (int32 unless told)."""
     key = check_key("rademacher", key)
-    dtype = dtypes.DEFAULT_INT if dtype is None else np.dtype(dtype)
+    dtype = _user_dtype(dtype, dtypes.default_int)
     shape = canonical_shape(shape)
-    heads = lax.lt(uniform_values(key, shape, dtypes.DEFAULT_FLOAT, 0.0, 1.0),
-                   _scalar(0.5, dtypes.DEFAULT_FLOAT))
+    heads = lax.lt(uniform_values(key, shape, dtypes.default_float(), 0.0, 1.0),
+                   _scalar(0.5, dtypes.default_float()))
     b = lax.convert_element_type(heads, dtype)
     return lax.sub(lax.mul(_scalar(2, dtype), b), _scalar(1, dtype))
 
@@ -261,7 +267,7 @@ def randint(key, shape, minval, maxval, dtype=None) -> Array:
     8- and 16-bit types are drawn as int32 and narrowed."""
     key = check_key("randint", key)
     shape = canonical_shape(shape)
-    dtype = dtypes.DEFAULT_INT if dtype is None else np.dtype(dtype)
+    dtype = _user_dtype(dtype, dtypes.default_int)
     if not dtypes.is_integer(dtype):
         raise TypeError(f"randint samples integers; dtype {dtype} is not an integer type")
     minval, maxval = _integer_bound(minval), _integer_bound(maxval)
@@ -279,7 +285,7 @@ def randint(key, shape, minval, maxval, dtype=None) -> Array:
 def _integer_bound(value) -> Array:
     value = as_array(value)
     if not dtypes.is_integer(value.dtype):
-        value = lax.convert_element_type(value, dtypes.DEFAULT_INT)
+        value = lax.convert_element_type(value, dtypes.default_int())
     return value
 
 

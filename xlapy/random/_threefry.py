@@ -110,7 +110,7 @@ def seed_words(seed) -> tuple[Array, Array]:
     low = lax.convert_element_type(seed, _U32)
     if seed.dtype.itemsize < 8:
         return _u32(0), low
-    high = lax.shift_right_logical(seed, as_array(np.array(32, seed.dtype)))
+    high = lax.shift_right_logical(seed, as_array(32, seed.dtype))
     return lax.convert_element_type(high, _U32), low
 
 
@@ -175,7 +175,7 @@ def random_bits(key: Array, bit_width: int, shape) -> Array:
     if bit_width == 64:
         high = lax.convert_element_type(bits1, dtype)
         low = lax.convert_element_type(bits2, dtype)
-        return lax.bitwise_or(lax.shift_left(high, as_array(np.uint64(32))), low)
+        return lax.bitwise_or(lax.shift_left(high, as_array(32, np.uint64)), low)
     mixed = lax.bitwise_xor(bits1, bits2)
     return mixed if bit_width == 32 else lax.convert_element_type(mixed, dtype)
 

@@ -11,6 +11,7 @@ import pytest
 
 import xlapy
 import xlapy.numpy as xnp
+from xlapy import config
 from xlapy.errors import CompileError
 from xlapy.hlo import parse
 
@@ -153,7 +154,8 @@ def test_dense_layer_epilogue(flags):
     rng = np.random.default_rng(4)
     x, w = rng.standard_normal((32, 20)), rng.standard_normal((20, 10))
     bias = rng.standard_normal(10)
-    got, want = cpu_and_interpreter(lambda p, q, c: xnp.maximum(p @ q + c, 0), x, w, bias)
+    with config.enable_x64(True):   # float64 data, compared to 1e-12
+        got, want = cpu_and_interpreter(lambda p, q, c: xnp.maximum(p @ q + c, 0), x, w, bias)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 

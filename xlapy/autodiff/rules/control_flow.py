@@ -155,7 +155,7 @@ def _while_vjp(node, ct):
         return [tuple(ct[i] if i in floats else None for i in range(len(init)))]
 
     def step(j, cts):
-        i = lax.sub(lax.convert_element_type(n - 1, np.int32), j)
+        i = lax.sub(lax.convert_element_type(n - 1, j.dtype), j)
         carry = list(init)
         for s, k in zip(stacks, varying):
             carry[k] = lax.dynamic_index_in_dim(s, i, 0, keepdims=False)
