@@ -158,9 +158,13 @@ def table(results: list[Result]) -> str:
             extra.append(f"xlapy jit at {jit / best[1]:.2f}x the time of the best peer "
                          f"({best[0]})")
         if r.compile_cold is not None:
-            peers = ", ".join(f"{p} {s:.2f} s" for p, s in r.peer_compile.items())
-            extra.append(f"compile cold {r.compile_cold:.2f} s, from disk cache "
-                         f"{r.compile_cached:.2f} s" + (f"; peers cold: {peers}" if peers else ""))
+            peers = ", ".join(f"{p} {format_seconds(s)}" for p, s in r.peer_compile.items())
+            jax = r.peer_compile.get("jax jit")
+            versus = (f"; xlapy at {r.compile_cold / jax:.1f}x JAX's"
+                      if jax and jax >= 1e-4 else "")
+            extra.append(f"compile cold {format_seconds(r.compile_cold)}, from disk cache "
+                         f"{format_seconds(r.compile_cached)}"
+                         + (f"; peers cold: {peers}" if peers else "") + versus)
         for text in extra + r.notes:
             lines.append(f"  {text}")
     skipped = sorted({f"{t.peer}: {t.note}" for r in results for t in r.timings
