@@ -124,8 +124,8 @@ def test_table_gives_the_compiling_peers_compile_times():
                peer_compile={"jax jit": 0.25, "torch.compile": 1.5})
     text = table([r])
     assert "best peer (torch.compile)" in text
-    assert "compile cold 0.50 s, from disk cache 0.10 s; peers cold: jax jit 0.25 s, " \
-           "torch.compile 1.50 s" in text
+    assert "compile cold 500.00 ms, from disk cache 100.00 ms; peers cold: jax jit 250.00 ms, " \
+           "torch.compile 1.50 s; xlapy at 2.0x JAX's" in text
 
 
 def test_peer_compile_is_the_first_call_less_a_timed_one(monkeypatch):
