@@ -79,3 +79,31 @@ def test_corrupted_entry_is_recompiled(cache_dir, damage):
     assert "xlo" in stderr or "cache" in stderr.lower()   # the user was told
     third, _ = _run(cache_dir)                 # the rewritten entry is good again
     assert third["from_cache"]
+
+
+GEMM_SCRIPT = r"""
+import numpy as np
+import xlapy
+
+x = np.arange(256 * 256, dtype=np.float32).reshape(256, 256) % 7
+out = np.asarray(xlapy.jit(lambda a: a @ a)(x))
+np.testing.assert_allclose(out, x @ x, rtol=1e-5)
+print("ok")
+"""
+
+
+def test_runtime_gemm_loaded_from_its_cache_brings_the_pool(tmp_path):
+    """Bug: once a cache hit stopped emitting the GEMM's IR (which declared the
+    thread pool and so loaded it), a process whose first need was a cached GEMM
+    failed to link it: 'calls xlapy_rt_parallel_for, which this process does not
+    provide'. Each run here has a fresh kernel cache and a shared runtime cache."""
+    for run in range(2):
+        env = dict(os.environ)
+        env["XLAPY_FLAGS"] = (f"--xlapy_cpu_cache_dir={tmp_path / str(run)} --xlapy_cpu_strict "
+                              f"--xlapy_cpu_runtime_cache_dir={tmp_path / 'runtime'}")
+        env["XLAPY_DEFAULT_BACKEND"] = "cpu"
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[3]) + os.pathsep + \
+            env.get("PYTHONPATH", "")
+        done = subprocess.run([sys.executable, "-c", GEMM_SCRIPT], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

@@ -193,6 +193,7 @@ def _build_gemm(name: str, dtype, threads: int) -> None:
         b.ret_void()
         return compile_to_object(module)
 
+    ensure_pool()   # the GEMM's parallel bands call it (building the IR loads it too)
     loaded = LoadedObject(cached_object(name, build))
     llvm.add_symbol(name, loaded.address(name))
     _LOADED[name] = loaded
