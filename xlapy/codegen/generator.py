@@ -48,6 +48,8 @@ class Generator:
         """id(reduce) -> (init value, {dim: (lo, hi)}): a partial reduction."""
         self.compensation: dict = {}
         """id(reduce) -> stack slot of its compensated sum's lost low part."""
+        self.nan_seen: dict = {}
+        """id(reduce) -> stack slot (i1) of a float max/min's "a NaN was met"."""
         self.generated: dict = {}
         """id(instruction) -> callable(index) -> value: values made elsewhere."""
         self.stashes: dict = {}

@@ -16,9 +16,9 @@ def _suffix(t: ir.Type) -> str:
 
 
 def intrinsic(builder: ir.IRBuilder, name: str, args: list, ret: ir.Type | None = None,
-              overloads: list | None = None) -> ir.Value:
+              overloads: list | None = None, fastmath: tuple = ()) -> ir.Value:
     """Call `llvm.<name>.<type suffixes>`; overloaded on the first argument's type
-    unless `overloads` names the types."""
+    unless `overloads` names the types; `fastmath` flags go on the call."""
     module = builder.module
     overloads = overloads if overloads is not None else [args[0].type]
     full = "llvm." + name + "".join("." + _suffix(t) for t in overloads)
@@ -26,7 +26,7 @@ def intrinsic(builder: ir.IRBuilder, name: str, args: list, ret: ir.Type | None 
     if fn is None:
         fn = ir.Function(module, ir.FunctionType(ret or args[0].type, [a.type for a in args]),
                          full)
-    return builder.call(fn, args)
+    return builder.call(fn, args, fastmath=fastmath)
 
 
 def libm(builder: ir.IRBuilder, name: str, args: list) -> ir.Value:

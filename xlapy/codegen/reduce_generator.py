@@ -2,7 +2,13 @@
 reduced dimensions, emitted at the depth of the output index (once per row in
 a row softmax). Float add/multiply reducers are marked `reassoc` (XLA allows
 reducers to be reassociated), so LLVM vectorises them with several vector
-accumulators; other reducers run in order."""
+accumulators; other reducers run in order.
+
+A float max/min propagates NaN. LLVM's `maximum` does it in every step, a
+five-instruction chain through the accumulator that holds a row's maximum to
+a third of the machine's rate; here the loop keeps a NaN-blind `maxnum` (one
+`vmaxps`) and, off the chain, whether a NaN went by, and the result is NaN
+if one did."""
 
 from __future__ import annotations
 
@@ -52,16 +58,25 @@ def reduce_element(g: Generator, instruction, index):
             g.compensation[id(instruction)] = compensation
         if stash is not None:
             g.stash_writes[id(instruction)] = stash
+        nan_seen = None
+        if _nan_tracked(instruction, leaf_types):
+            nan_seen = scope.alloca(T.I1)
+            b.store(b.fcmp_unordered("uno", init_values[0], init_values[0]), nan_seen)
+            g.nan_seen[id(instruction)] = nan_seen
         try:
             _nest(g, instruction, inputs, kept, index, order, sizes, loop_index, slots,
                   leaf_types, depth, bounds)
         finally:
             g.stash_writes.pop(id(instruction), None)
+            g.nan_seen.pop(id(instruction), None)
         if stash is not None:
             row_stash.register(g, inputs[0], stash)
         result = [_load(b, s) for s in slots]
         if compensation is not None:
             result = [b.fadd(result[0], b.load(compensation))]
+        if nan_seen is not None:
+            nan = ir.Constant(result[0].type, float("nan"))
+            result = [b.select(b.load(nan_seen), nan, result[0])]
     value = result[0] if n == 1 else tuple(result)
     return value, depth
 
@@ -85,7 +100,12 @@ def _nest(g, instruction, inputs, kept, index, order, sizes, loop_index, slots, 
         if stash is not None:
             stash.store(b, elements[0], loop_index[stash.dim].value)
         accs = [_load(b, s) for s in slots]
-        new = combine(b, instruction.attr("to_apply"), accs, elements, leaf_types)
+        nan_seen = g.nan_seen.get(id(instruction))
+        if nan_seen is not None:
+            _track_nan(b, nan_seen, elements[0])
+            new = [_nan_blind(b, instruction, accs[0], elements[0])]
+        else:
+            new = combine(b, instruction.attr("to_apply"), accs, elements, leaf_types)
         for slot, value in zip(slots, new):
             _store(b, slot, value)
         return
@@ -100,6 +120,22 @@ def _nest(g, instruction, inputs, kept, index, order, sizes, loop_index, slots, 
         _nest(g, instruction, inputs, kept, index, rest, sizes, loop_index, slots, leaf_types,
               depth, bounds)
         del loop_index[dim]
+
+
+def _nan_tracked(instruction, leaf_types) -> bool:
+    return len(leaf_types) == 1 and leaf_types[0] in _FLOATS and \
+        simple_reducer(instruction.attr("to_apply")) in (Op.MAXIMUM, Op.MINIMUM)
+
+
+def _track_nan(b, slot, element) -> None:
+    b.store(b.or_(b.load(slot), b.fcmp_unordered("uno", element, element)), slot)
+
+
+def _nan_blind(b, instruction, acc, element):
+    """max/min of two values whose NaN would be discarded anyway (the slot of
+    `_track_nan` replaces the result): LLVM may assume none, and emits one instruction."""
+    name = "maxnum" if simple_reducer(instruction.attr("to_apply")) is Op.MAXIMUM else "minnum"
+    return intrinsic(b, name, [acc, element], fastmath=("nnan", "nsz"))
 
 
 def _blocked_sum(instruction, leaf_types) -> bool:

@@ -311,3 +311,46 @@ def test_column_reductions_agree_with_the_interpreter(t, op, init, dims, reduced
     np.testing.assert_allclose(actual, expected, rtol=1e-5 if t == "f32" else 1e-12,
                                atol=np.max(scale) * (1e-6 if t == "f32" else 1e-14),
                                equal_nan=True)
+
+
+ROW_REDUCE = """
+HloModule row_{op}
+red {{
+  a = {t}[] parameter(0)
+  b = {t}[] parameter(1)
+  ROOT m = {t}[] {op}(a, b)
+}}
+ENTRY e {{
+  x = {t}[{rows},{cols}] parameter(0)
+  init = {t}[] constant({init})
+  ROOT s = {t}[{rows}] reduce(x, init), dimensions={{1}}, to_apply=red
+}}
+"""
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+@pytest.mark.parametrize("init", ["-inf", "inf", "nan", "0"])
+@pytest.mark.parametrize("cols", [1, 7, 1000])
+def test_row_max_and_min_propagate_nan_wherever_it_is(flags, t, op, init, cols):
+    """A row max/min keeps NaN-blind maxnum in its loop and tracks NaN beside it:
+    a NaN first, last or alone in its row, of either sign, or as the initial value
+    makes the row NaN; ±inf rows and rows without NaN are exact."""
+    import ml_dtypes
+
+    dtype = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32,
+             "f64": np.float64}[t]
+    rows = 9
+    x = np.random.default_rng(3).standard_normal((rows, cols)).astype(dtype)
+    x[1, 0] = np.nan
+    x[2, -1] = np.nan
+    x[3, cols // 2] = -np.nan
+    x[4, :] = np.inf
+    x[5, :] = -np.inf
+    x[6, :] = np.nan
+    text = ROW_REDUCE.format(op=op, t=t, rows=rows, cols=cols, init=init)
+    expected = xlapy.execute(parse(text), [x], backend="interpreter")[0]
+    actual = xlapy.compile(parse(text), backend="cpu").execute(x)[0]
+    np.testing.assert_array_equal(np.asarray(actual).astype(np.float64),
+                                  np.asarray(expected).astype(np.float64))
+    assert np.isnan(np.asarray(actual)[1:4].astype(np.float64)).all()
