@@ -155,7 +155,7 @@ def _blocked(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, slots
         b.store(minus_zero, partial)
         _inner(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, [partial],
                leaf_types, depth)
-        _add_compensated(b, total, b.load(partial), g.compensation[id(instruction)])
+        add_compensated(b, total, b.load(partial), g.compensation[id(instruction)])
         return
     lo_v = lo if not isinstance(lo, int) else ir.Constant(T.I64, lo)
     hi_v = hi if not isinstance(hi, int) else ir.Constant(T.I64, hi)
@@ -166,10 +166,10 @@ def _blocked(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, slots
             end = b.select(b.icmp_signed("<", end, hi_v), end, hi_v)
         _inner(g, instruction, inputs, kept, index, dim, start.value, end, loop_index,
                [partial], leaf_types, depth)
-        _add_compensated(b, total, b.load(partial), g.compensation[id(instruction)])
+        add_compensated(b, total, b.load(partial), g.compensation[id(instruction)])
 
 
-def _add_compensated(b, total_slot, partial, compensation_slot) -> None:
+def add_compensated(b, total_slot, partial, compensation_slot) -> None:
     """total += partial, keeping the rounding error in `compensation` (Neumaier):
     block partials of a constant array would otherwise round the same way each
     time and drift linearly."""
@@ -233,4 +233,4 @@ def _load(b, slot):
     return b.load(slot)
 
 
-__all__ = ["combine", "reduce_element", "ir", "T"]
+__all__ = ["add_compensated", "combine", "reduce_element", "ir", "T"]

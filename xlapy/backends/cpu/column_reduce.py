@@ -19,10 +19,11 @@ computed in the same iteration at the same index, so the expression they
 share is computed once per element instead of once per root, and the
 elementwise outputs are stored as the rows stream by.
 
-Only simple reducers, stored and computed in the same type, and at most
-`MAX_ROWS` rows: within one block the element generator's float sums are
-sequential too, so the two agree; longer sums keep its blocked, compensated
-scheme.
+Only simple reducers, stored and computed in the same type. A float sum of
+more than `BLOCK_ROWS` rows goes in blocks of that many, each block's partial
+added to the total with Neumaier's compensation (`_Blocked`), the scheme of
+the element generator's sums with shorter blocks: a block down a column is
+summed in order, where a row's is spread over vector accumulators.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from xlapy.backends.cpu import codegen
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.ir_array import IrArray, minor_to_major
-from xlapy.codegen.reduce_generator import combine
+from xlapy.codegen.reduce_generator import add_compensated, combine
 from xlapy.codegen.scalar_computation import simple_reducer
 from xlapy.codegen.scope import Ix, Scope
 from xlapy.hlo.dtypes import PrimitiveType as P
@@ -43,8 +44,10 @@ from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import Opcode as Op
 from xlapy.hlo.shape import Shape
 
-MAX_ROWS = 2048
-"""The element generator's float sums are sequential within blocks of this many."""
+BLOCK_ROWS = 256
+"""A float sum down more rows than this adds them in blocks of this many, each
+block's partial added to the total with a compensation: a sum down a column is
+sequential, so its rounding error grows with the block, not the column."""
 MAX_CHUNK = 512
 """Columns per chunk at most: their running values stay in L1 while the rows stream by."""
 MIN_CHUNK = 16
@@ -93,7 +96,7 @@ def _plan(instruction) -> _Plan | None:
     for d in shape.dimensions[:reduced]:
         rows *= d
     columns = shape.element_count // max(rows, 1)
-    if rows > MAX_ROWS or rows < 2 or columns < 16:
+    if rows < 2 or columns < 16:
         return None
     return _Plan(shape, reduced, rows, columns, roots)
 
@@ -136,6 +139,8 @@ def _emit_loops(g: Generator, scope: Scope, plan: _Plan, out: list[IrArray], beg
     c = lambda v: ir.Constant(T.I64, v)  # noqa: E731
     reduces = [(root, array) for root, array in zip(plan.roots, out)
                if root.opcode is Op.REDUCE]
+    blocked = {id(root): _Blocked(scope, array) for root, array in reduces
+               if plan.rows > BLOCK_ROWS and _float_sum(root)}
     with scope.loop(scope.depth, begin, end, name="chunk") as k:
         with scope.at(k.depth):
             lo = b.mul(k.value, c(chunk))
@@ -145,22 +150,91 @@ def _emit_loops(g: Generator, scope: Scope, plan: _Plan, out: list[IrArray], beg
             column = _unflatten(g, j, plan.shape.dimensions[plan.reduced:])
             for root, array in reduces:
                 array.store(b, g.value(root.operands[1], ()), [i.value for i in column])
-        with scope.loop(scope.depth, c(0), c(plan.rows), name="row") as r:
-            row = _unflatten(g, r, plan.shape.dimensions[:plan.reduced])
-            with scope.loop(scope.depth, lo, hi, name="j") as j:
-                column = _unflatten(g, j, plan.shape.dimensions[plan.reduced:])
-                index = tuple(row + column)
-                at = [i.value for i in index]
-                out_column = [i.value for i in column]
-                for root, array in zip(plan.roots, out):
-                    if root.opcode is not Op.REDUCE:
-                        array.store(b, g.value(root, index), at)
+                if id(root) in blocked:
+                    blocked[id(root)].clear(b, "lost", b.sub(j.value, lo), 0.0)
+        if not blocked:
+            _fold_rows(g, scope, plan, out, lo, hi, c(0), c(plan.rows), {})
+            return
+        with scope.loop(scope.depth, c(0), c(plan.rows), name="blk", step=BLOCK_ROWS) as start:
+            with scope.at(start.depth):
+                stop = b.add(start.value, c(BLOCK_ROWS))
+                stop = b.select(b.icmp_signed("<", stop, c(plan.rows)), stop, c(plan.rows))
+            with scope.loop(scope.depth, lo, hi, name="j1") as j:
+                for block in blocked.values():
+                    block.clear(b, "partial", b.sub(j.value, lo), -0.0)
+            _fold_rows(g, scope, plan, out, lo, hi, start.value, stop,
+                       {key: (block, lo) for key, block in blocked.items()})
+            with scope.loop(scope.depth, lo, hi, name="j2") as j:
                 for root, array in reduces:
-                    value = g.value(root.operands[0], index)
-                    ptype = root.shape.element_type
-                    total = combine(b, root.attr("to_apply"), [array.load(b, out_column)],
-                                    [value], [ptype])[0]
-                    array.store(b, total, out_column)
+                    if id(root) in blocked:
+                        blocked[id(root)].add_partial(b, j.value, lo)
+        with scope.loop(scope.depth, lo, hi, name="j3") as j:
+            for root, array in reduces:
+                if id(root) in blocked:
+                    blocked[id(root)].finish(b, j.value, lo)
+
+
+def _fold_rows(g: Generator, scope: Scope, plan: _Plan, out: list[IrArray], lo, hi,
+               first_row, stop_row, partials: dict) -> None:
+    """Rows [first_row, stop_row) folded into the outputs of columns [lo, hi): a
+    blocked sum's into its block partials (`partials`), the others' directly."""
+    b = g.b
+    with scope.loop(scope.depth, first_row, stop_row, name="row") as r:
+        row = _unflatten(g, r, plan.shape.dimensions[:plan.reduced])
+        with scope.loop(scope.depth, lo, hi, name="j") as j:
+            column = _unflatten(g, j, plan.shape.dimensions[plan.reduced:])
+            index = tuple(row + column)
+            at = [i.value for i in index]
+            out_column = [i.value for i in column]
+            for root, array in zip(plan.roots, out):
+                if root.opcode is not Op.REDUCE:
+                    array.store(b, g.value(root, index), at)
+            for root, array in zip(plan.roots, out):
+                if root.opcode is not Op.REDUCE:
+                    continue
+                value = g.value(root.operands[0], index)
+                ptype = root.shape.element_type
+                if id(root) in partials:
+                    block, base = partials[id(root)]
+                    slot = block.slot(b, "partial", b.sub(j.value, base))
+                    b.store(combine(b, root.attr("to_apply"), [b.load(slot)], [value],
+                                    [ptype])[0], slot)
+                    continue
+                total = combine(b, root.attr("to_apply"), [array.load(b, out_column)],
+                                [value], [ptype])[0]
+                array.store(b, total, out_column)
+
+
+def _float_sum(reduce: HloInstruction) -> bool:
+    return reduce.shape.element_type in (P.F32, P.F64) and \
+        simple_reducer(reduce.attr("to_apply")) is Op.ADD
+
+
+class _Blocked:
+    """A float sum over more than BLOCK_ROWS rows: blocks of BLOCK_ROWS rows into
+    fresh partials (per column of the chunk, on the stack), each added to the
+    output with Neumaier's compensation, whose lost low parts are added last."""
+
+    def __init__(self, scope: Scope, array: IrArray):
+        self.array = array
+        buffer = ir.ArrayType(array.elem, MAX_CHUNK)
+        self.buffers = {"partial": scope.alloca(buffer), "lost": scope.alloca(buffer)}
+
+    def slot(self, b, which: str, offset):
+        return b.gep(self.buffers[which], [ir.Constant(T.I64, 0), offset], inbounds=True)
+
+    def clear(self, b, which: str, offset, value: float) -> None:
+        b.store(ir.Constant(self.array.elem, value), self.slot(b, which, offset))
+
+    def add_partial(self, b, j, lo) -> None:
+        offset = b.sub(j, lo)
+        total = b.gep(self.array.ptr, [j], inbounds=True)   # row-major: column j is element j
+        add_compensated(b, total, b.load(self.slot(b, "partial", offset)),
+                        self.slot(b, "lost", offset))
+
+    def finish(self, b, j, lo) -> None:
+        total = b.gep(self.array.ptr, [j], inbounds=True)
+        b.store(b.fadd(b.load(total), b.load(self.slot(b, "lost", b.sub(j, lo)))), total)
 
 
 def _unflatten(g: Generator, flat: Ix, sizes) -> list[Ix]:
