@@ -165,13 +165,11 @@ def _emit_loops(g: Generator, scope: Scope, plan: _Plan, out: list[IrArray], beg
             _fold_rows(g, scope, plan, out, lo, hi, start.value, stop,
                        {key: (block, lo) for key, block in blocked.items()})
             with scope.loop(scope.depth, lo, hi, name="j2") as j:
-                for root, array in reduces:
-                    if id(root) in blocked:
-                        blocked[id(root)].add_partial(b, j.value, lo)
+                for block in blocked.values():
+                    block.add_partial(b, j.value, lo)
         with scope.loop(scope.depth, lo, hi, name="j3") as j:
-            for root, array in reduces:
-                if id(root) in blocked:
-                    blocked[id(root)].finish(b, j.value, lo)
+            for block in blocked.values():
+                block.finish(b, j.value, lo)
 
 
 def _fold_rows(g: Generator, scope: Scope, plan: _Plan, out: list[IrArray], lo, hi,
