@@ -177,8 +177,9 @@ RULES = entry("""\
     ("nb", "big", "not fused: big concatenates 9 operands (a fused concatenate of more than "
                   "8 is a deep select tree)"),
     ("rb", "r", "not fused: rb reads each element of r more than once (through rb); a "
-                "reduction is fused where it is read once or broadcast back over the rows "
-                "it reduced"),
+                "reduction is fused where it is read once or broadcast back over the minor "
+                "dimensions it reduced (a row's value, computed once per row; a column's "
+                "would be recomputed for every element)"),
 ])
 def test_refusals_carry_their_reason(consumer, producer, reason):
     assert decide(RULES, consumer, producer).explain() == reason

@@ -313,12 +313,35 @@ def _reduction(producer: HloInstruction, consumer: HloInstruction, use: OperandU
     if not reusers:
         return None
     rows = _elements(producer.operands[0].shape)
-    diamond = all(u.opcode is Op.BROADCAST and _elements(u.shape) == rows for u in reusers)
-    if diamond and options.fuse_reduction_diamonds:
+    diamond = all(u.opcode is Op.BROADCAST and _elements(u.shape) == rows
+                  and _keeps_outer_dims(u) for u in reusers)
+    if diamond and options.fuse_reduction_diamonds and _reduces_minor_dims(producer):
         return None
     return f"{consumer.name} reads each element of {producer.name} more than once (through " \
            f"{_names(reusers)}); a reduction is fused where it is read once or broadcast " \
-           "back over the rows it reduced"
+           "back over the minor dimensions it reduced (a row's value, computed once per " \
+           "row; a column's would be recomputed for every element)"
+
+
+def _layout_order(shape) -> list[int]:
+    """Dimensions from major to minor."""
+    return list(reversed(shape.layout.minor_to_major if shape.layout is not None
+                         else range(shape.rank)))
+
+
+def _reduces_minor_dims(reduce: HloInstruction) -> bool:
+    """Whether `reduce` folds its operand's minor-most dimensions: each result
+    element is one row's, which the code generators compute once per row."""
+    order = _layout_order(reduce.operands[0].shape)
+    reduced = sorted(order.index(d) for d in reduce.attr("dimensions") or ())
+    return reduced == list(range(len(order) - len(reduced), len(order)))
+
+
+def _keeps_outer_dims(broadcast: HloInstruction) -> bool:
+    """Whether `broadcast` maps its operand to its own outermost dimensions."""
+    order = _layout_order(broadcast.shape)
+    kept = sorted(order.index(d) for d in broadcast.attr("dimensions") or ())
+    return kept == list(range(len(kept)))
 
 
 def _reuse(producer: HloInstruction, consumer: HloInstruction, use: OperandUse,
@@ -344,17 +367,13 @@ def _read_once_per_row(consumer: HloInstruction, use: OperandUse) -> bool:
     shape = consumer.shape
     if not shape.is_array:
         return False
-    order = list(reversed(shape.layout.minor_to_major if shape.layout is not None
-                          else range(shape.rank)))
     for phase, steps in use.contexts:
         if phase != ROOT or not steps:
             return False
         broadcast = steps[0].user
         if broadcast.opcode is not Op.BROADCAST or any(s.reuses for s in steps[1:]) \
-                or broadcast.shape.dimensions != shape.dimensions:
-            return False
-        kept = sorted(order.index(d) for d in broadcast.attr("dimensions") or ())
-        if kept != list(range(len(kept))):
+                or broadcast.shape.dimensions != shape.dimensions \
+                or not _keeps_outer_dims(broadcast):
             return False
     return True
 
