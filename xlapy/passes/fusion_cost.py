@@ -216,9 +216,23 @@ def _cannot_head(producer: HloInstruction, consumer: HloInstruction) -> str | No
     if op in OUTPUT_HEROES:
         return f"{consumer.name} is a {op.value}: it reads its operands from memory " \
                "(only its elementwise consumers fuse with it)"
+    if op is Op.REDUCE_WINDOW and is_running_reduction(consumer):
+        return f"{consumer.name} is a running reduction (cumsum...): a scan kernel of its " \
+               "own reads its operand from memory"
     if op in LOOP_FUSIBLE or op in INPUT_HEROES:
         return None
     return f"{consumer.name} ({op.value}) cannot take fused producers"
+
+
+def is_running_reduction(reduce_window: HloInstruction) -> bool:
+    """A reduce-window whose window spans a whole axis, padded by n-1 on one side
+    (lax.cumsum's form): backends run it as a scan, not window by window."""
+    dims = reduce_window.attr("window").dimensions
+    shape = reduce_window.operands[0].shape
+    spans = [d for k, d in enumerate(dims) if d.size > 1 and shape.is_array
+             and d.size == shape.dimensions[k] and d.stride == 1
+             and (d.padding_low, d.padding_high) in ((d.size - 1, 0), (0, d.size - 1))]
+    return len(spans) == 1
 
 
 def _is_root(producer: HloInstruction, consumer: HloInstruction) -> str | None:

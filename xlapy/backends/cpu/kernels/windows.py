@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from xlapy.backends.cpu import codegen
+from xlapy.backends.cpu.kernels.scan import emit_scan
 from xlapy.backends.cpu.special_kernels import special
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.elemental import convert
@@ -358,7 +359,10 @@ def emit_generated_kernel(cg, instruction, work_per_element: int) -> None:
 
 @special(Op.REDUCE_WINDOW)
 def reduce_window_kernel(cg, instruction) -> bool:
-    """Unfused: a loop kernel over the output from the generator."""
+    """Unfused: a running reduction as a scan (`scan.py`), any other as a loop
+    kernel over the output from the generator."""
+    if emit_scan(cg, instruction):
+        return True
     dims = instruction.attr("window").dimensions
     emit_generated_kernel(cg, instruction, math.prod(d.size for d in dims))
     return True
