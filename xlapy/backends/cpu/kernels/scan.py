@@ -11,10 +11,11 @@ with o over the dimensions outside the axis and i over those inside it (in
 layout order), so the inner loop is unit-stride and vectorises, and lines of
 o and chunks of i split between threads. The running values stay in the
 compute type (f32 for f16 and bf16, as the element generator's reductions
-accumulate), on the stack: one per line when the axis is the minor one. A reversed scan (padding n-1 after)
-runs k from the end. The fold's order within an output element is the
-window's for a forward scan; a reversed one folds from the far end, which
-reassociates the reducer (XLA leaves reduction order unspecified).
+accumulate), on the stack: one per line when the axis is the minor one.
+A reversed scan (padding n-1 after) runs k from the end. The fold's order
+within an output element is the window's for a forward scan; a reversed
+one folds from the far end, which reassociates the reducer (XLA leaves
+reduction order unspecified).
 
 `prefix_scan` recognises the pattern; the fusion pass keeps such a
 reduce-window out of fusions, so this kernel always reads and writes memory.
@@ -32,8 +33,8 @@ from xlapy.codegen.ir_array import IrArray, minor_to_major
 from xlapy.codegen.loop_nest import kernel_function
 from xlapy.codegen.loops import for_range
 from xlapy.codegen.reduce_generator import combine
-from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.dtypes import PrimitiveType as P
+from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import Opcode as Op
 from xlapy.hlo.shape import Shape
 
