@@ -57,11 +57,13 @@ _TYPES = (P.F32, P.F64, P.S32, P.S64, P.U32, P.U64)
 @dataclass
 class _Plan:
     shape: Shape
-    """The shape every root reduces (its major `reduced` dims) or has."""
+    """The shape every reduce reduces (its major `reduced` dims)."""
     reduced: int
     rows: int
     columns: int
     roots: list[HloInstruction]
+    reduces: list[HloInstruction]
+    """Every reduce of the kernel: roots, and those only an epilogue reads."""
 
 
 def _row_major(shape: Shape) -> bool:
@@ -69,19 +71,22 @@ def _row_major(shape: Shape) -> bool:
 
 
 def _plan(instruction) -> _Plan | None:
-    """The plan when every root of `instruction` (a reduce, or a fusion) reduces
-    the same major dims of one shape or is an elementwise value of that shape,
-    at least one reducing; else None."""
+    """The plan when `instruction` (a reduce, or a fusion) reduces the same major
+    dims of one shape, its roots being those reduces, elementwise values of that
+    shape, or epilogues of the reduces (values per column: a mean's division, a
+    variance's scaling); else None."""
     if instruction.opcode is Op.REDUCE:
-        roots = [instruction]
+        roots, inside, users = [instruction], [instruction], {}
         if not _row_major(instruction.operands[0].shape):
             return None
     elif instruction.opcode is Op.FUSION:
-        root = instruction.attr("calls").root_instruction
+        computation = instruction.attr("calls")
+        root = computation.root_instruction
         roots = list(root.operands) if root.opcode is Op.TUPLE else [root]
+        inside, users = computation.instructions, computation.users()
     else:
         return None
-    reduces = [r for r in roots if r.opcode is Op.REDUCE]
+    reduces = [i for i in inside if i.opcode is Op.REDUCE]
     if not reduces or any(r.shape.is_tuple or not _row_major(r.shape) for r in roots):
         return None
     shape = reduces[0].operands[0].shape
@@ -89,16 +94,35 @@ def _plan(instruction) -> _Plan | None:
     for r in reduces:
         if not _simple_column_reduce(r, shape, reduced):
             return None
+    columns = _product(shape.dimensions[reduced:])
+    after = _after_reduces(reduces, users)
+    for i in after.values():   # what reads a reduce is a value per column, computed after the rows
+        if i.opcode is not Op.TUPLE and i.shape.element_count != columns:
+            return None
     for r in roots:
-        if r.opcode is not Op.REDUCE and r.shape.dimensions != shape.dimensions:
+        if r.opcode is not Op.REDUCE and id(r) not in after and \
+                r.shape.dimensions != shape.dimensions:
+            return None
+        if r.opcode is not Op.REDUCE and id(r) in after and not _row_major(r.shape):
             return None
     rows = 1
     for d in shape.dimensions[:reduced]:
         rows *= d
-    columns = shape.element_count // max(rows, 1)
     if rows < 2 or columns < 16:
         return None
-    return _Plan(shape, reduced, rows, columns, roots)
+    return _Plan(shape, reduced, rows, columns, roots, reduces)
+
+
+def _after_reduces(reduces: list[HloInstruction], users: dict) -> dict[int, HloInstruction]:
+    """Every instruction that depends on one of `reduces` (not the reduces)."""
+    found: dict[int, HloInstruction] = {}
+    stack = [u for r in reduces for u in users.get(id(r), ())]
+    while stack:
+        i = stack.pop()
+        if id(i) not in found and i.opcode is not Op.REDUCE:
+            found[id(i)] = i
+            stack.extend(users.get(id(i), ()))
+    return found
 
 
 def _simple_column_reduce(reduce: HloInstruction, shape: Shape, reduced: int) -> bool:
@@ -133,49 +157,91 @@ def _chunk(columns: int, threads: int) -> int:
     return max(MIN_CHUNK, min(MAX_CHUNK, -(-share // MIN_CHUNK) * MIN_CHUNK))
 
 
+class _Running:
+    """Where a reduce's running values live: its output (a root reduce; column j is
+    element j, the output being row-major) or, for a reduce only an epilogue reads,
+    a stack array of the chunk's columns."""
+
+    def __init__(self, scope: Scope, reduce: HloInstruction, array: IrArray | None):
+        self.array = array
+        self.buffer = None if array is not None else scope.alloca(
+            ir.ArrayType(T.storage_type(reduce.shape.element_type), MAX_CHUNK))
+
+    def address(self, b, j, lo):
+        if self.buffer is None:
+            return b.gep(self.array.ptr, [j], inbounds=True)
+        return b.gep(self.buffer, [ir.Constant(T.I64, 0), b.sub(j, lo)], inbounds=True)
+
+
 def _emit_loops(g: Generator, scope: Scope, plan: _Plan, out: list[IrArray], begin, end,
                 chunk: int) -> None:
     b = g.b
     c = lambda v: ir.Constant(T.I64, v)  # noqa: E731
-    reduces = [(root, array) for root, array in zip(plan.roots, out)
-               if root.opcode is Op.REDUCE]
-    blocked = {id(root): _Blocked(scope, array) for root, array in reduces
-               if plan.rows > BLOCK_ROWS and _float_sum(root)}
+    outputs = {id(root): array for root, array in zip(plan.roots, out)}
+    running = {id(r): _Running(scope, r, outputs.get(id(r))) for r in plan.reduces}
+    blocked = {id(r): _Blocked(scope, running[id(r)]) for r in plan.reduces
+               if plan.rows > BLOCK_ROWS and _float_sum(r)}
     with scope.loop(scope.depth, begin, end, name="chunk") as k:
         with scope.at(k.depth):
             lo = b.mul(k.value, c(chunk))
             hi = b.add(lo, c(chunk))
             hi = b.select(b.icmp_signed("<", hi, c(plan.columns)), hi, c(plan.columns))
         with scope.loop(scope.depth, lo, hi, name="j0") as j:
-            column = _unflatten(g, j, plan.shape.dimensions[plan.reduced:])
-            for root, array in reduces:
-                array.store(b, g.value(root.operands[1], ()), [i.value for i in column])
-                if id(root) in blocked:
-                    blocked[id(root)].clear(b, "lost", b.sub(j.value, lo), 0.0)
+            for r in plan.reduces:
+                b.store(g.value(r.operands[1], ()), running[id(r)].address(b, j.value, lo))
+                if id(r) in blocked:
+                    blocked[id(r)].clear(b, "lost", b.sub(j.value, lo), 0.0)
         if not blocked:
-            _fold_rows(g, scope, plan, out, lo, hi, c(0), c(plan.rows), {})
-            return
-        with scope.loop(scope.depth, c(0), c(plan.rows), name="blk", step=BLOCK_ROWS) as start:
-            with scope.at(start.depth):
-                stop = b.add(start.value, c(BLOCK_ROWS))
-                stop = b.select(b.icmp_signed("<", stop, c(plan.rows)), stop, c(plan.rows))
-            with scope.loop(scope.depth, lo, hi, name="j1") as j:
-                for block in blocked.values():
-                    block.clear(b, "partial", b.sub(j.value, lo), -0.0)
-            _fold_rows(g, scope, plan, out, lo, hi, start.value, stop,
-                       {key: (block, lo) for key, block in blocked.items()})
-            with scope.loop(scope.depth, lo, hi, name="j2") as j:
-                for block in blocked.values():
-                    block.add_partial(b, j.value, lo)
-        with scope.loop(scope.depth, lo, hi, name="j3") as j:
+            _fold_rows(g, scope, plan, outputs, running, lo, hi, c(0), c(plan.rows), {})
+        else:
+            _fold_blocks(g, scope, plan, outputs, running, blocked, lo, hi)
+        epilogues = [(r, outputs[id(r)]) for r in plan.roots if _is_epilogue(r, plan)]
+        if epilogues:
+            _emit_epilogues(g, scope, plan, running, epilogues, lo, hi)
+
+
+def _fold_blocks(g, scope, plan, outputs, running, blocked, lo, hi) -> None:
+    b = g.b
+    c = lambda v: ir.Constant(T.I64, v)  # noqa: E731
+    with scope.loop(scope.depth, c(0), c(plan.rows), name="blk", step=BLOCK_ROWS) as start:
+        with scope.at(start.depth):
+            stop = b.add(start.value, c(BLOCK_ROWS))
+            stop = b.select(b.icmp_signed("<", stop, c(plan.rows)), stop, c(plan.rows))
+        with scope.loop(scope.depth, lo, hi, name="j1") as j:
             for block in blocked.values():
-                block.finish(b, j.value, lo)
+                block.clear(b, "partial", b.sub(j.value, lo), -0.0)
+        _fold_rows(g, scope, plan, outputs, running, lo, hi, start.value, stop,
+                   {key: (block, lo) for key, block in blocked.items()})
+        with scope.loop(scope.depth, lo, hi, name="j2") as j:
+            for block in blocked.values():
+                block.add_partial(b, j.value, lo)
+    with scope.loop(scope.depth, lo, hi, name="j3") as j:
+        for block in blocked.values():
+            block.finish(b, j.value, lo)
 
 
-def _fold_rows(g: Generator, scope: Scope, plan: _Plan, out: list[IrArray], lo, hi,
+def _emit_epilogues(g, scope, plan, running, epilogues, lo, hi) -> None:
+    """The per-column roots, once every row is folded: each reduce reads as its
+    running value at the column."""
+    b = g.b
+    with scope.loop(scope.depth, lo, hi, name="je") as j:
+        for r in plan.reduces:
+            g.generated[id(r)] = lambda index, r=r, j=j: b.load(
+                running[id(r)].address(b, j.value, lo))
+        try:
+            for root, array in epilogues:   # row-major, one element per column
+                index = _unflatten(g, j, root.shape.dimensions)
+                array.store(b, g.value(root, tuple(index)), [i.value for i in index])
+        finally:
+            for r in plan.reduces:
+                g.generated.pop(id(r), None)
+
+
+def _fold_rows(g: Generator, scope: Scope, plan: _Plan, outputs: dict, running: dict, lo, hi,
                first_row, stop_row, partials: dict) -> None:
-    """Rows [first_row, stop_row) folded into the outputs of columns [lo, hi): a
-    blocked sum's into its block partials (`partials`), the others' directly."""
+    """Rows [first_row, stop_row) folded into the running values of columns [lo, hi)
+    (a blocked sum's into its block partials, `partials`), the elementwise roots
+    stored as the rows go by."""
     b = g.b
     with scope.loop(scope.depth, first_row, stop_row, name="row") as r:
         row = _unflatten(g, r, plan.shape.dimensions[:plan.reduced])
@@ -183,24 +249,25 @@ def _fold_rows(g: Generator, scope: Scope, plan: _Plan, out: list[IrArray], lo, 
             column = _unflatten(g, j, plan.shape.dimensions[plan.reduced:])
             index = tuple(row + column)
             at = [i.value for i in index]
-            out_column = [i.value for i in column]
-            for root, array in zip(plan.roots, out):
-                if root.opcode is not Op.REDUCE:
-                    array.store(b, g.value(root, index), at)
-            for root, array in zip(plan.roots, out):
-                if root.opcode is not Op.REDUCE:
-                    continue
-                value = g.value(root.operands[0], index)
-                ptype = root.shape.element_type
-                if id(root) in partials:
-                    block, base = partials[id(root)]
+            for root in plan.roots:
+                if root.opcode is not Op.REDUCE and not _is_epilogue(root, plan):
+                    outputs[id(root)].store(b, g.value(root, index), at)
+            for reduce in plan.reduces:
+                value = g.value(reduce.operands[0], index)
+                ptype = reduce.shape.element_type
+                if id(reduce) in partials:
+                    block, base = partials[id(reduce)]
                     slot = block.slot(b, "partial", b.sub(j.value, base))
-                    b.store(combine(b, root.attr("to_apply"), [b.load(slot)], [value],
-                                    [ptype])[0], slot)
-                    continue
-                total = combine(b, root.attr("to_apply"), [array.load(b, out_column)],
-                                [value], [ptype])[0]
-                array.store(b, total, out_column)
+                else:
+                    slot = running[id(reduce)].address(b, j.value, lo)
+                b.store(combine(b, reduce.attr("to_apply"), [b.load(slot)], [value],
+                                [ptype])[0], slot)
+
+
+def _is_epilogue(root: HloInstruction, plan: _Plan) -> bool:
+    """A root computed per column after the rows (the others but the reduces are
+    elementwise values of the reduced shape, stored as the rows go by)."""
+    return root.opcode is not Op.REDUCE and root.shape.element_count == plan.columns
 
 
 def _float_sum(reduce: HloInstruction) -> bool:
@@ -211,27 +278,29 @@ def _float_sum(reduce: HloInstruction) -> bool:
 class _Blocked:
     """A float sum over more than BLOCK_ROWS rows: blocks of BLOCK_ROWS rows into
     fresh partials (per column of the chunk, on the stack), each added to the
-    output with Neumaier's compensation, whose lost low parts are added last."""
+    running value with Neumaier's compensation, whose lost low parts are added last."""
 
-    def __init__(self, scope: Scope, array: IrArray):
-        self.array = array
-        buffer = ir.ArrayType(array.elem, MAX_CHUNK)
+    def __init__(self, scope: Scope, running: _Running):
+        self.running = running
+        elem = running.array.elem if running.array is not None else \
+            running.buffer.type.pointee.element
+        self.elem = elem
+        buffer = ir.ArrayType(elem, MAX_CHUNK)
         self.buffers = {"partial": scope.alloca(buffer), "lost": scope.alloca(buffer)}
 
     def slot(self, b, which: str, offset):
         return b.gep(self.buffers[which], [ir.Constant(T.I64, 0), offset], inbounds=True)
 
     def clear(self, b, which: str, offset, value: float) -> None:
-        b.store(ir.Constant(self.array.elem, value), self.slot(b, which, offset))
+        b.store(ir.Constant(self.elem, value), self.slot(b, which, offset))
 
     def add_partial(self, b, j, lo) -> None:
         offset = b.sub(j, lo)
-        total = b.gep(self.array.ptr, [j], inbounds=True)   # row-major: column j is element j
-        add_compensated(b, total, b.load(self.slot(b, "partial", offset)),
-                        self.slot(b, "lost", offset))
+        add_compensated(b, self.running.address(b, j, lo),
+                        b.load(self.slot(b, "partial", offset)), self.slot(b, "lost", offset))
 
     def finish(self, b, j, lo) -> None:
-        total = b.gep(self.array.ptr, [j], inbounds=True)
+        total = self.running.address(b, j, lo)
         b.store(b.fadd(b.load(total), b.load(self.slot(b, "lost", b.sub(j, lo)))), total)
 
 
