@@ -70,7 +70,10 @@ def test_softmax_computes_each_exponential_once(stashes, shape, axis, dtype):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     np.testing.assert_allclose(out, e / e.sum(axis=axis, keepdims=True),
                                rtol=1e-5 if dtype == np.float32 else 1e-12)
-    assert stashes["kept"] >= 1 and stashes["read"] >= 1
+    if axis == -1:
+        assert stashes["kept"] >= 1 and stashes["read"] >= 1
+    else:   # a reduction over an outer axis is a kernel of its own (fusion_cost)
+        assert stashes["read"] == 0
 
 
 def test_the_row_is_read_in_another_order(stashes):

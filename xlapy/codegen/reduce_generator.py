@@ -16,6 +16,7 @@ import llvmlite.ir as ir
 
 from xlapy.codegen import ir_types as T
 from xlapy.codegen import row_stash
+from xlapy.codegen.arg_reduce import arg_kind, emit_arg_reduce
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.intrinsics import intrinsic
 from xlapy.codegen.ir_array import minor_to_major
@@ -30,6 +31,9 @@ _FLOATS = (P.F16, P.BF16, P.F32, P.F64)
 
 @generates(Op.REDUCE)
 def reduce_element(g: Generator, instruction, index):
+    kind = arg_kind(instruction)
+    if kind is not None and id(instruction) not in g.overrides:
+        return emit_arg_reduce(g, instruction, kind, index)
     n = len(instruction.operands) // 2
     inputs, inits = instruction.operands[:n], instruction.operands[n:]
     reduced = sorted(instruction.attr("dimensions") or ())
