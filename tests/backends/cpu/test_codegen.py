@@ -301,6 +301,9 @@ ENTRY e {{
     ("3,2,600", "0", "2,600"),       # more outputs than one chunk
     ("2049,16", "0", "16"),          # past BLOCK_ROWS: float sums in compensated blocks
     ("4100,3,16", "0,1", "16"),      # several blocks, the last one short
+    ("4,300,40", "1", "4,40"),       # a middle axis: a batch of column reductions
+    ("3,5,7,20", "1,2", "3,20"),
+    ("2,600,17", "1", "2,17"),       # blocked sums in each batch
 ])
 def test_column_reductions_agree_with_the_interpreter(t, op, init, dims, reduced, out):
     from xlapy.backends.cpu.column_reduce import _plan
@@ -308,9 +311,6 @@ def test_column_reductions_agree_with_the_interpreter(t, op, init, dims, reduced
     text = COLUMN_REDUCE.format(t=t, op=op, init=init, dims=dims, reduced=reduced, out=out,
                                 reducer="red")
     module = parse(text)
-    rows = 1
-    for d in reduced.split(","):
-        rows *= int(dims.split(",")[int(d)])
     assert _plan(module.entry_computation.root_instruction) is not None
     rng = np.random.default_rng(8)
     shape = [int(d) for d in dims.split(",")]
@@ -378,6 +378,7 @@ def test_row_max_and_min_propagate_nan_wherever_it_is(flags, t, op, init, cols):
 @pytest.mark.parametrize("fn", [
     lambda a: a.mean(axis=0),
     lambda a: a.var(axis=0),
+    lambda a: a.mean(axis=1) if a.ndim == 3 else a.mean(axis=0) + 1.0,   # a middle axis
     lambda a: (a.sum(axis=0), a.sum(axis=0) * 2.0 + 1.0),   # a root read by an epilogue
     lambda a: xnp.sqrt((a * a).mean(axis=0)) / (a.max(axis=0) + 10.0),
 ])

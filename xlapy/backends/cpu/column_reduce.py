@@ -10,7 +10,13 @@ the whole rows are folded into the outputs instead:
 
 so the inner loop runs along the minor dimension, unit-stride and vectorised,
 and each output still combines its elements in row order. Chunks of columns
-are split between threads.
+are split between threads. Reduced dimensions in the middle (a mean over the
+sequence of f32[batch, seq, hidden]) make a batch of such reductions, one per
+value of the dimensions before them.
+
+Roots computed from the reductions per column (a mean's division, a
+variance's scaling) run once the rows are folded, reading the running values;
+a reduction only they read runs in a stack array of the chunk's columns.
 
 The same loop serves a multi-output fusion whose roots are such reductions of
 one shape and elementwise values of that shape (a layernorm's backward pass:
@@ -57,8 +63,11 @@ _TYPES = (P.F32, P.F64, P.S32, P.S64, P.U32, P.U64)
 @dataclass
 class _Plan:
     shape: Shape
-    """The shape every reduce reduces (its major `reduced` dims)."""
+    """The shape every reduce reduces: dims [lead, lead + reduced) of it."""
+    lead: int
+    """Dimensions before the reduced ones: each of their values is a batch of its own."""
     reduced: int
+    batches: int
     rows: int
     columns: int
     roots: list[HloInstruction]
@@ -90,14 +99,18 @@ def _plan(instruction) -> _Plan | None:
     if not reduces or any(r.shape.is_tuple or not _row_major(r.shape) for r in roots):
         return None
     shape = reduces[0].operands[0].shape
-    reduced = len(reduces[0].attr("dimensions") or ())
+    dims = sorted(reduces[0].attr("dimensions") or ())
+    if not dims:
+        return None
+    lead, reduced = dims[0], len(dims)
     for r in reduces:
-        if not _simple_column_reduce(r, shape, reduced):
+        if not _simple_column_reduce(r, shape, lead, reduced):
             return None
-    columns = _product(shape.dimensions[reduced:])
+    batches = _product(shape.dimensions[:lead])
+    columns = _product(shape.dimensions[lead + reduced:])
     after = _after_reduces(reduces, users)
     for i in after.values():   # what reads a reduce is a value per column, computed after the rows
-        if i.opcode is not Op.TUPLE and i.shape.element_count != columns:
+        if i.opcode is not Op.TUPLE and i.shape.element_count != batches * columns:
             return None
     for r in roots:
         if r.opcode is not Op.REDUCE and id(r) not in after and \
@@ -105,12 +118,10 @@ def _plan(instruction) -> _Plan | None:
             return None
         if r.opcode is not Op.REDUCE and id(r) in after and not _row_major(r.shape):
             return None
-    rows = 1
-    for d in shape.dimensions[:reduced]:
-        rows *= d
+    rows = _product(shape.dimensions[lead:lead + reduced])
     if rows < 2 or columns < 16:
         return None
-    return _Plan(shape, reduced, rows, columns, roots, reduces)
+    return _Plan(shape, lead, reduced, batches, rows, columns, roots, reduces)
 
 
 def _after_reduces(reduces: list[HloInstruction], users: dict) -> dict[int, HloInstruction]:
@@ -125,7 +136,7 @@ def _after_reduces(reduces: list[HloInstruction], users: dict) -> dict[int, HloI
     return found
 
 
-def _simple_column_reduce(reduce: HloInstruction, shape: Shape, reduced: int) -> bool:
+def _simple_column_reduce(reduce: HloInstruction, shape: Shape, lead: int, reduced: int) -> bool:
     if len(reduce.operands) != 2:
         return False
     operand = reduce.operands[0]
@@ -133,7 +144,7 @@ def _simple_column_reduce(reduce: HloInstruction, shape: Shape, reduced: int) ->
     dims = sorted(reduce.attr("dimensions") or ())
     return (ptype in _TYPES and operand.shape.element_type is ptype
             and operand.shape.dimensions == shape.dimensions
-            and dims == list(range(reduced)) and 0 < reduced < shape.rank
+            and dims == list(range(lead, lead + reduced)) and lead + reduced < shape.rank
             and simple_reducer(reduce.attr("to_apply")) is not None)
 
 
@@ -144,16 +155,17 @@ def emit_column_reduction(cg, instruction) -> bool:
     k = cg.loop_kernel(instruction)
     scope = Scope(k.b)
     g = Generator(codegen.KernelContext(cg, k.b), scope, k.arrays)
-    chunk = _chunk(plan.columns, cg.options.threads)
+    chunk = _chunk(plan.columns, plan.batches, cg.options.threads)
     _emit_loops(g, scope, plan, k.outputs, k.begin, k.end, chunk)
     k.b.ret_void()
-    cg.call_kernel(k.fn, k.slices, -(-plan.columns // chunk), plan.rows * plan.columns)
+    items = plan.batches * -(-plan.columns // chunk)
+    cg.call_kernel(k.fn, k.slices, items, plan.batches * plan.rows * plan.columns)
     return True
 
 
-def _chunk(columns: int, threads: int) -> int:
+def _chunk(columns: int, batches: int, threads: int) -> int:
     """Columns per chunk: enough chunks for every thread, in whole vectors."""
-    share = -(-columns // max(threads, 1))
+    share = -(-columns // max(-(-threads // batches), 1))
     return max(MIN_CHUNK, min(MAX_CHUNK, -(-share // MIN_CHUNK) * MIN_CHUNK))
 
 
@@ -167,10 +179,20 @@ class _Running:
         self.buffer = None if array is not None else scope.alloca(
             ir.ArrayType(T.storage_type(reduce.shape.element_type), MAX_CHUNK))
 
-    def address(self, b, j, lo):
-        if self.buffer is None:
-            return b.gep(self.array.ptr, [j], inbounds=True)
-        return b.gep(self.buffer, [ir.Constant(T.I64, 0), b.sub(j, lo)], inbounds=True)
+    def address(self, b, j, at: _Chunk):
+        if self.buffer is None:   # the batch's columns, then column j
+            return b.gep(self.array.ptr, [b.add(at.base, j)], inbounds=True)
+        return b.gep(self.buffer, [ir.Constant(T.I64, 0), b.sub(j, at.lo)], inbounds=True)
+
+
+@dataclass
+class _Chunk:
+    """One work item: columns [lo, hi) of batch `batch` (an Ix; `base` is its first
+    output element, batch * columns)."""
+    batch: Ix
+    base: ir.Value
+    lo: ir.Value
+    hi: ir.Value
 
 
 def _emit_loops(g: Generator, scope: Scope, plan: _Plan, out: list[IrArray], begin, end,
@@ -181,85 +203,90 @@ def _emit_loops(g: Generator, scope: Scope, plan: _Plan, out: list[IrArray], beg
     running = {id(r): _Running(scope, r, outputs.get(id(r))) for r in plan.reduces}
     blocked = {id(r): _Blocked(scope, running[id(r)]) for r in plan.reduces
                if plan.rows > BLOCK_ROWS and _float_sum(r)}
+    chunks = -(-plan.columns // chunk)
     with scope.loop(scope.depth, begin, end, name="chunk") as k:
         with scope.at(k.depth):
-            lo = b.mul(k.value, c(chunk))
+            batch = b.udiv(k.value, c(chunks))
+            lo = b.mul(b.urem(k.value, c(chunks)), c(chunk))
             hi = b.add(lo, c(chunk))
             hi = b.select(b.icmp_signed("<", hi, c(plan.columns)), hi, c(plan.columns))
+            at = _Chunk(Ix(batch, k.depth), b.mul(batch, c(plan.columns)), lo, hi)
         with scope.loop(scope.depth, lo, hi, name="j0") as j:
             for r in plan.reduces:
-                b.store(g.value(r.operands[1], ()), running[id(r)].address(b, j.value, lo))
+                b.store(g.value(r.operands[1], ()), running[id(r)].address(b, j.value, at))
                 if id(r) in blocked:
                     blocked[id(r)].clear(b, "lost", b.sub(j.value, lo), 0.0)
         if not blocked:
-            _fold_rows(g, scope, plan, outputs, running, lo, hi, c(0), c(plan.rows), {})
+            _fold_rows(g, scope, plan, outputs, running, at, c(0), c(plan.rows), {})
         else:
-            _fold_blocks(g, scope, plan, outputs, running, blocked, lo, hi)
+            _fold_blocks(g, scope, plan, outputs, running, blocked, at)
         epilogues = [(r, outputs[id(r)]) for r in plan.roots if _is_epilogue(r, plan)]
         if epilogues:
-            _emit_epilogues(g, scope, plan, running, epilogues, lo, hi)
+            _emit_epilogues(g, scope, plan, running, epilogues, at)
 
 
-def _fold_blocks(g, scope, plan, outputs, running, blocked, lo, hi) -> None:
+def _fold_blocks(g, scope, plan, outputs, running, blocked, at: _Chunk) -> None:
     b = g.b
     c = lambda v: ir.Constant(T.I64, v)  # noqa: E731
     with scope.loop(scope.depth, c(0), c(plan.rows), name="blk", step=BLOCK_ROWS) as start:
         with scope.at(start.depth):
             stop = b.add(start.value, c(BLOCK_ROWS))
             stop = b.select(b.icmp_signed("<", stop, c(plan.rows)), stop, c(plan.rows))
-        with scope.loop(scope.depth, lo, hi, name="j1") as j:
+        with scope.loop(scope.depth, at.lo, at.hi, name="j1") as j:
             for block in blocked.values():
-                block.clear(b, "partial", b.sub(j.value, lo), -0.0)
-        _fold_rows(g, scope, plan, outputs, running, lo, hi, start.value, stop,
-                   {key: (block, lo) for key, block in blocked.items()})
-        with scope.loop(scope.depth, lo, hi, name="j2") as j:
+                block.clear(b, "partial", b.sub(j.value, at.lo), -0.0)
+        _fold_rows(g, scope, plan, outputs, running, at, start.value, stop, blocked)
+        with scope.loop(scope.depth, at.lo, at.hi, name="j2") as j:
             for block in blocked.values():
-                block.add_partial(b, j.value, lo)
-    with scope.loop(scope.depth, lo, hi, name="j3") as j:
+                block.add_partial(b, j.value, at)
+    with scope.loop(scope.depth, at.lo, at.hi, name="j3") as j:
         for block in blocked.values():
-            block.finish(b, j.value, lo)
+            block.finish(b, j.value, at)
 
 
-def _emit_epilogues(g, scope, plan, running, epilogues, lo, hi) -> None:
+def _emit_epilogues(g, scope, plan, running, epilogues, at: _Chunk) -> None:
     """The per-column roots, once every row is folded: each reduce reads as its
     running value at the column."""
     b = g.b
-    with scope.loop(scope.depth, lo, hi, name="je") as j:
+    with scope.loop(scope.depth, at.lo, at.hi, name="je") as j:
         for r in plan.reduces:
             g.generated[id(r)] = lambda index, r=r, j=j: b.load(
-                running[id(r)].address(b, j.value, lo))
+                running[id(r)].address(b, j.value, at))
         try:
-            for root, array in epilogues:   # row-major, one element per column
-                index = _unflatten(g, j, root.shape.dimensions)
+            with scope.at(j.depth):
+                flat = Ix(b.add(at.base, j.value), j.depth)
+            for root, array in epilogues:   # row-major, one element per batch and column
+                index = _unflatten(g, flat, root.shape.dimensions)
                 array.store(b, g.value(root, tuple(index)), [i.value for i in index])
         finally:
             for r in plan.reduces:
                 g.generated.pop(id(r), None)
 
 
-def _fold_rows(g: Generator, scope: Scope, plan: _Plan, outputs: dict, running: dict, lo, hi,
-               first_row, stop_row, partials: dict) -> None:
-    """Rows [first_row, stop_row) folded into the running values of columns [lo, hi)
-    (a blocked sum's into its block partials, `partials`), the elementwise roots
+def _fold_rows(g: Generator, scope: Scope, plan: _Plan, outputs: dict, running: dict,
+               at: _Chunk, first_row, stop_row, blocked: dict) -> None:
+    """Rows [first_row, stop_row) of the chunk's batch folded into the running values
+    of its columns (a blocked sum's into its block partials), the elementwise roots
     stored as the rows go by."""
     b = g.b
+    dims = plan.shape.dimensions
+    batch = _unflatten(g, at.batch, dims[:plan.lead]) if plan.lead else []
     with scope.loop(scope.depth, first_row, stop_row, name="row") as r:
-        row = _unflatten(g, r, plan.shape.dimensions[:plan.reduced])
-        with scope.loop(scope.depth, lo, hi, name="j") as j:
-            column = _unflatten(g, j, plan.shape.dimensions[plan.reduced:])
-            index = tuple(row + column)
-            at = [i.value for i in index]
+        row = _unflatten(g, r, dims[plan.lead:plan.lead + plan.reduced])
+        with scope.loop(scope.depth, at.lo, at.hi, name="j") as j:
+            column = _unflatten(g, j, dims[plan.lead + plan.reduced:])
+            index = tuple(batch + row + column)
+            where = [i.value for i in index]
             for root in plan.roots:
                 if root.opcode is not Op.REDUCE and not _is_epilogue(root, plan):
-                    outputs[id(root)].store(b, g.value(root, index), at)
+                    outputs[id(root)].store(b, g.value(root, index), where)
             for reduce in plan.reduces:
                 value = g.value(reduce.operands[0], index)
                 ptype = reduce.shape.element_type
-                if id(reduce) in partials:
-                    block, base = partials[id(reduce)]
-                    slot = block.slot(b, "partial", b.sub(j.value, base))
+                if id(reduce) in blocked:
+                    slot = blocked[id(reduce)].slot(b, "partial", b.sub(j.value, at.lo))
                 else:
-                    slot = running[id(reduce)].address(b, j.value, lo)
+                    slot = running[id(reduce)].address(b, j.value, at)
                 b.store(combine(b, reduce.attr("to_apply"), [b.load(slot)], [value],
                                 [ptype])[0], slot)
 
@@ -267,7 +294,8 @@ def _fold_rows(g: Generator, scope: Scope, plan: _Plan, outputs: dict, running: 
 def _is_epilogue(root: HloInstruction, plan: _Plan) -> bool:
     """A root computed per column after the rows (the others but the reduces are
     elementwise values of the reduced shape, stored as the rows go by)."""
-    return root.opcode is not Op.REDUCE and root.shape.element_count == plan.columns
+    return root.opcode is not Op.REDUCE and \
+        root.shape.element_count == plan.batches * plan.columns
 
 
 def _float_sum(reduce: HloInstruction) -> bool:
@@ -294,14 +322,14 @@ class _Blocked:
     def clear(self, b, which: str, offset, value: float) -> None:
         b.store(ir.Constant(self.elem, value), self.slot(b, which, offset))
 
-    def add_partial(self, b, j, lo) -> None:
-        offset = b.sub(j, lo)
-        add_compensated(b, self.running.address(b, j, lo),
+    def add_partial(self, b, j, at: _Chunk) -> None:
+        offset = b.sub(j, at.lo)
+        add_compensated(b, self.running.address(b, j, at),
                         b.load(self.slot(b, "partial", offset)), self.slot(b, "lost", offset))
 
-    def finish(self, b, j, lo) -> None:
-        total = self.running.address(b, j, lo)
-        b.store(b.fadd(b.load(total), b.load(self.slot(b, "lost", b.sub(j, lo)))), total)
+    def finish(self, b, j, at: _Chunk) -> None:
+        total = self.running.address(b, j, at)
+        b.store(b.fadd(b.load(total), b.load(self.slot(b, "lost", b.sub(j, at.lo)))), total)
 
 
 def _unflatten(g: Generator, flat: Ix, sizes) -> list[Ix]:
