@@ -28,6 +28,7 @@ from xlapy.codegen import ir_types as T
 from xlapy.codegen.intrinsics import intrinsic
 from xlapy.codegen.scope import Ix, depth_of
 from xlapy.hlo.dtypes import PrimitiveType as P
+from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import Opcode as Op
 
@@ -81,8 +82,6 @@ def _reducer_kind(reducer, xt: P, it: P) -> str | None:
 
 
 def _behaves_as(reducer, kind: str, xt: P, it: P) -> bool:
-    from xlapy.hlo.evaluator.evaluator import Evaluator
-
     if reducer.num_parameters != 4:
         return False
     dtype, index_type = xt.numpy, it.numpy
