@@ -19,14 +19,18 @@ TILE = 32
 and one of the destination both stay in L1 (2 x 32 x 32 x 8 bytes)."""
 
 
-def emit_nest(g: Generator, root: HloInstruction, out, begin, end, tiled: bool = False) -> None:
+def emit_nest(g: Generator, root: HloInstruction, out, begin, end, tiled: bool = False,
+              also: tuple = ()) -> None:
     """out[i] = g.value(root, i) for every index i, outermost dimension in [begin, end).
     `out` is an IrArray, or a list of them for a tuple-shaped root (a variadic
     reduce), whose leaves share one shape. `tiled` walks the two innermost
     dimensions in TILE x TILE squares, for kernels that transpose: reads along
-    one dimension and writes along the other then both stay in cache."""
-    leaves = out if isinstance(out, list) else None
-    out = leaves[0] if leaves else out
+    one dimension and writes along the other then both stay in cache. `also`:
+    more (root, out) pairs of the same shape and layout, stored at each index
+    too, so the values the roots share are computed once (every value at an
+    index is computed before any is stored)."""
+    pairs = [(root, out), *also]
+    out = out[0] if isinstance(out, list) else out
     shape = out.shape
     order = list(reversed(minor_to_major(shape)))   # major to minor
     index: list[Ix | None] = [None] * shape.rank
@@ -61,13 +65,14 @@ def emit_nest(g: Generator, root: HloInstruction, out, begin, end, tiled: bool =
             tiles(k)
             return
         if k == len(order):
-            value = g.value(root, tuple(index))
+            values = [g.value(r, tuple(index)) for r, _ in pairs]
             position = [i.value for i in index]
-            if leaves is None:
-                out.store(g.b, value, position)
-            else:
-                for leaf, part in zip(leaves, value):
-                    leaf.store(g.b, part, position)
+            for (_, target), value in zip(pairs, values):
+                if isinstance(target, list):
+                    for leaf, part in zip(target, value):
+                        leaf.store(g.b, part, position)
+                else:
+                    target.store(g.b, value, position)
             return
         dim = order[k]
         lo, hi = (begin, end) if k == 0 else (0, shape.dimensions[dim])

@@ -400,3 +400,25 @@ def test_column_reductions_with_epilogues_run_in_the_column_kernel(flags, thread
                 or (i.opcode.value == "fusion" and any(
                     j.opcode.value == "reduce" for j in i.attr("calls").instructions))]
     assert reducing and all(_plan(i) is not None for i in reducing)
+
+
+@pytest.mark.parametrize("threads", ["1", "0"])
+def test_multi_output_roots_of_one_shape_share_a_loop_nest(flags, threads):
+    """Roots of a multi-output loop fusion with one shape and layout are stored from
+    one loop nest, so what they share (an LSTM cell's gates) is computed once per
+    element; roots of other shapes keep nests of their own."""
+    flags(f"--xla_cpu_parallelism={threads}")
+    rng = np.random.default_rng(6)
+    x, y = (rng.standard_normal((64, 96)).astype(np.float32) for _ in range(2))
+
+    def cell(x, y):
+        gate = xnp.tanh(x) * xlapy.nn.sigmoid(y)
+        c = gate + 0.5 * y
+        return c, xnp.tanh(c) * gate, (gate * 2.0).T, gate[:, :7] - 1.0
+
+    got, want = cpu_and_interpreter(cell, x, y)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6)
+    donated = xlapy.jit(cell, backend="cpu", donate_argnums=(0,))
+    for a, b in zip(donated(x.copy(), y), want):   # an output may take x's buffer
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6)

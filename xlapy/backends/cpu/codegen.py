@@ -40,7 +40,7 @@ from xlapy.codegen.constants import literal_bytes
 from xlapy.codegen.elemental import FAST_MATH, MISCOMPILED
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.intrinsics import intrinsic
-from xlapy.codegen.ir_array import IrArray
+from xlapy.codegen.ir_array import IrArray, minor_to_major
 from xlapy.codegen.loop_nest import emit_nest, group_leaves, kernel_function, outer_extent
 from xlapy.codegen.scope import Scope
 from xlapy.errors import CompileError
@@ -346,10 +346,11 @@ class Codegen:
         tiled = _transposes(instruction)
         extents = {outer_extent(a.shape) for a in out_arrays}
         splittable = len(extents) == 1 and all(a.shape.rank > 0 for a in out_arrays)
-        for root, out in zip(roots, targets):
-            if splittable:
-                emit_nest(g, root, out, begin, end, tiled)
-            else:   # outputs of different extents: one call does everything
+        if splittable:   # roots of one shape and layout share a nest (and their values)
+            for group in _same_shape_groups(list(zip(roots, targets))):
+                emit_nest(g, *group[0], begin, end, tiled, also=tuple(group[1:]))
+        else:   # outputs of different extents: one call does everything
+            for root, out in zip(roots, targets):
                 first = out[0] if isinstance(out, list) else out
                 emit_nest(g, root, out, ir.Constant(T.I64, 0),
                           ir.Constant(T.I64, outer_extent(first.shape)), tiled)
@@ -477,3 +478,13 @@ def _reads_per_element(instruction: HloInstruction) -> int:
 
 def symbol_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+
+
+def _same_shape_groups(pairs: list) -> list[list]:
+    """(root, output) pairs grouped by their output's dimensions and layout, in order."""
+    groups: dict[tuple, list] = {}
+    for root, out in pairs:
+        first = out[0] if isinstance(out, list) else out
+        key = (tuple(first.shape.dimensions), tuple(minor_to_major(first.shape)))
+        groups.setdefault(key, []).append((root, out))
+    return list(groups.values())
