@@ -225,14 +225,30 @@ def _cannot_head(producer: HloInstruction, consumer: HloInstruction) -> str | No
 
 
 def is_running_reduction(reduce_window: HloInstruction) -> bool:
-    """A reduce-window whose window spans a whole axis, padded by n-1 on one side
-    (lax.cumsum's form): backends run it as a scan, not window by window."""
-    dims = reduce_window.attr("window").dimensions
+    """A reduce-window computing a running reduction: backends run it as a scan,
+    not window by window."""
+    return running_axis(reduce_window) is not None
+
+
+def running_axis(reduce_window: HloInstruction) -> tuple[int, bool] | None:
+    """(axis, reversed) when the window spans one whole axis, padded by n-1 on one
+    side (lax.cumsum's form; padded after: a reversed scan), and is a plain 1
+    along every other; else None."""
     shape = reduce_window.operands[0].shape
-    spans = [d for k, d in enumerate(dims) if d.size > 1 and shape.is_array
-             and d.size == shape.dimensions[k] and d.stride == 1
-             and (d.padding_low, d.padding_high) in ((d.size - 1, 0), (0, d.size - 1))]
-    return len(spans) == 1
+    if not shape.is_array:
+        return None
+    found = None
+    for d, dim in enumerate(reduce_window.attr("window").dimensions):
+        n = shape.dimensions[d]
+        plain = dim.stride == 1 and dim.window_dilation == 1 and dim.base_dilation == 1
+        if plain and dim.size == 1 and dim.padding_low == 0 and dim.padding_high == 0:
+            continue
+        spans = plain and n > 1 and dim.size == n and \
+            (dim.padding_low, dim.padding_high) in ((n - 1, 0), (0, n - 1))
+        if not spans or found is not None:
+            return None
+        found = (d, dim.padding_low == 0)
+    return found
 
 
 def _is_root(producer: HloInstruction, consumer: HloInstruction) -> str | None:

@@ -176,8 +176,9 @@ class _Running:
 
     def __init__(self, scope: Scope, reduce: HloInstruction, array: IrArray | None):
         self.array = array
+        self.elem = T.storage_type(reduce.shape.element_type)
         self.buffer = None if array is not None else scope.alloca(
-            ir.ArrayType(T.storage_type(reduce.shape.element_type), MAX_CHUNK))
+            ir.ArrayType(self.elem, MAX_CHUNK))
 
     def address(self, b, j, at: _Chunk):
         if self.buffer is None:   # the batch's columns, then column j
@@ -310,10 +311,8 @@ class _Blocked:
 
     def __init__(self, scope: Scope, running: _Running):
         self.running = running
-        elem = running.array.elem if running.array is not None else \
-            running.buffer.type.pointee.element
-        self.elem = elem
-        buffer = ir.ArrayType(elem, MAX_CHUNK)
+        self.elem = running.elem
+        buffer = ir.ArrayType(self.elem, MAX_CHUNK)
         self.buffers = {"partial": scope.alloca(buffer), "lost": scope.alloca(buffer)}
 
     def slot(self, b, which: str, offset):

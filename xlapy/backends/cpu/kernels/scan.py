@@ -37,6 +37,7 @@ from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import Opcode as Op
 from xlapy.hlo.shape import Shape
+from xlapy.passes.fusion_cost import running_axis
 
 CHUNK = 512
 """Inner elements per work item: a chunk's running values stay in L1."""
@@ -52,9 +53,8 @@ class Scan:
 
 
 def prefix_scan(instruction: HloInstruction) -> Scan | None:
-    """The scan a reduce-window computes, or None: one operand of the result's
-    shape and layout, one window dimension spanning its whole size with n-1
-    padding on one side, every other window dimension a plain 1."""
+    """The scan a reduce-window computes, or None: a running reduction
+    (`fusion_cost.running_axis`) of one real operand of the result's shape and layout."""
     if instruction.opcode is not Op.REDUCE_WINDOW or len(instruction.operands) != 2:
         return None
     operand, shape = instruction.operands[0].shape, instruction.shape
@@ -62,19 +62,10 @@ def prefix_scan(instruction: HloInstruction) -> Scan | None:
             or shape.element_type in (P.C64, P.C128) or operand.element_type != shape.element_type \
             or list(minor_to_major(operand)) != list(minor_to_major(shape)):
         return None
-    axis, reverse = None, False
-    for d, dim in enumerate(instruction.attr("window").dimensions):
-        n = shape.dimensions[d]
-        plain = dim.stride == 1 and dim.window_dilation == 1 and dim.base_dilation == 1
-        if plain and dim.size == 1 and dim.padding_low == 0 and dim.padding_high == 0:
-            continue
-        spans = plain and n > 1 and dim.size == n and \
-            (dim.padding_low, dim.padding_high) in ((n - 1, 0), (0, n - 1))
-        if not spans or axis is not None:
-            return None
-        axis, reverse = d, dim.padding_low == 0
-    if axis is None:
+    found = running_axis(instruction)
+    if found is None:
         return None
+    axis, reverse = found
     order = list(reversed(minor_to_major(shape)))   # major to minor
     at = order.index(axis)
     outer = inner = 1
