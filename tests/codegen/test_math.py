@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import xlapy
+from xlapy.backends.cpu.llvm_target import aot_target_machine, host_target, new_module
 from xlapy.backends.cpu.math_jit import MathLoop
 from xlapy.backends.cpu.math_reference import (
     has_extended,
@@ -21,6 +22,7 @@ from xlapy.backends.cpu.math_reference import (
     ulp_error,
 )
 from xlapy.codegen.math import BINARY, UNARY, emit_unary
+from xlapy.codegen.math.common import NATIVE_LDEXP
 
 NAMES = list(UNARY) + list(BINARY)
 DTYPES = [np.float32, np.float64]
@@ -153,6 +155,38 @@ def test_explicit_vector_operands_match_the_scalar_loop(name, dtype, width):
     scalar = loop(name, dtype)(*args)
     vector = loop(name, dtype, width)(*args)
     np.testing.assert_array_equal(vector.view(np.uint8), scalar.view(np.uint8))
+
+
+SCALED = ["exponential", "exponential-minus-one", "logistic"]
+"""Functions whose results are scaled by a power of two (exp's 2^k)."""
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=_id)
+@pytest.mark.parametrize("name", SCALED)
+def test_ldexp_scaling_gives_the_same_bits_as_powers_of_two(name, dtype):
+    """AVX-512 targets scale by 2^k with one `ldexp` (vscalef), others multiply by
+    two powers of two: both round once, so every result is the same, subnormal
+    and overflowing ones included."""
+    x, y = samples(name, dtype, 20_000, seed=5)
+    edges = np.array([-104, -103.5, -88.7, -87.3, -20, 0, 88.7, 89, 709.8, -745.1, -708.4,
+                      np.inf, -np.inf, np.nan], dtype)
+    x = np.concatenate([x, edges])
+    args = [x] if y is None else [x, np.concatenate([y, np.full(edges.size, 0.5, dtype)])]
+    native_loop = MathLoop(name, dtype, native_ldexp=True)
+    assert "ldexp" in str(native_loop.parsed)
+    native = native_loop(*args)
+    powers = MathLoop(name, dtype, native_ldexp=False)(*args)
+    np.testing.assert_array_equal(native.view(np.uint8), powers.view(np.uint8))
+
+
+def test_native_ldexp_only_where_the_target_computes_it():
+    features = set(host_target()[2].split(","))
+    host = {"+avx512f", "+avx512dq"} <= features and host_target()[0].startswith("x86_64")
+    assert getattr(new_module("m"), NATIVE_LDEXP) == host
+    assert not getattr(new_module("m", aot_target_machine("aarch64-unknown-linux-gnu"),
+                                  "+neon"), NATIVE_LDEXP)
+    assert not getattr(new_module("m", aot_target_machine("x86_64-unknown-linux-gnu"), ""),
+                       NATIVE_LDEXP)
 
 
 def test_bad_requests_are_refused():

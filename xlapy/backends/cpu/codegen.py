@@ -67,7 +67,8 @@ class Codegen:
         self.assignment = assignment
         self.options = options
         self.llmod = new_module(name, aot_target_machine(*options.target)
-                                if options.target else None)
+                                if options.target else None,
+                                options.target[2] if options.target else None)
         self.llmod.xlapy_runtime = set()   # runtime-library kernels the module calls
         self.llmod.xlapy_inline_runtime = options.inline_runtime   # AOT: carries its own
         if options.target:

@@ -18,6 +18,7 @@ import llvmlite.ir as ir
 from xlapy.backends.cpu import builtins
 from xlapy.backends.cpu.fork_safe import ForkSafeLock
 from xlapy.backends.cpu.object_file import undefined_symbols
+from xlapy.codegen.math.common import NATIVE_LDEXP
 from xlapy.errors import CompileError
 from xlapy.passes.compile_profile import phase
 
@@ -78,12 +79,20 @@ def aot_target_machine(triple: str, cpu: str = "", features: str = "") -> llvm.T
     return target_machine(triple, cpu, features, opt=3, jit=False, reloc="pic")
 
 
-def new_module(name: str, tm: llvm.TargetMachine | None = None) -> ir.Module:
-    """An empty IR module for `tm`'s triple and data layout."""
-    tm = tm or target_machine()
+def new_module(name: str, tm: llvm.TargetMachine | None = None,
+               features: str | None = None) -> ir.Module:
+    """An empty IR module for `tm`'s triple and data layout (the host's by default),
+    marked with what its emitters may rely on: `features` are the target's (the
+    host's when `tm` is not given)."""
+    if tm is None:
+        tm = target_machine()
+        features = host_target()[2] if features is None else features
     module = ir.Module(name=name)
     module.triple = tm.triple
     module.data_layout = str(tm.target_data)
+    flags = set((features or "").split(","))
+    setattr(module, NATIVE_LDEXP, module.triple.startswith("x86_64")
+            and {"+avx512f", "+avx512dq"} <= flags)
     return module
 
 

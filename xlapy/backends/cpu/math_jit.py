@@ -5,7 +5,8 @@ benchmark (`benchmarks/cpu_math_ulp.py`) run.
 body applies the scalar emitter, the shape in which the backend's fused loops
 use it, so LLVM's loop vectoriser decides the vector width; with
 `vector_width=w` the body instead applies the emitter to explicit <w x T>
-values (the remainder, n mod w, is left untouched).
+values (the remainder, n mod w, is left untouched). `native_ldexp` forces
+the scaling by powers of two one way (see `math.common.NATIVE_LDEXP`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from xlapy.backends.cpu import llvm_target
 from xlapy.codegen.loops import for_range
 from xlapy.codegen.math import BINARY, emit_binary, emit_unary
-from xlapy.codegen.math.common import F32, F64, I64
+from xlapy.codegen.math.common import F32, F64, I64, NATIVE_LDEXP
 
 _TYPES = {np.dtype(np.float32): F32, np.dtype(np.float64): F64}
 
@@ -26,12 +27,15 @@ _TYPES = {np.dtype(np.float32): F32, np.dtype(np.float64): F64}
 class MathLoop:
     """A compiled loop applying HLO function `name` elementwise to float arrays."""
 
-    def __init__(self, name: str, dtype, vector_width: int | None = None):
+    def __init__(self, name: str, dtype, vector_width: int | None = None,
+                 native_ldexp: bool | None = None):
         self.name = name
         self.dtype = np.dtype(dtype)
         self.binary = name in BINARY
         self.vector_width = vector_width
         module = llvm_target.new_module(f"xlapy_math_{name}")
+        if native_ldexp is not None:
+            setattr(module, NATIVE_LDEXP, native_ldexp)
         self._define(module)
         self.parsed = llvm_target.optimise(module)
         self._object = llvm_target.LoadedObject(llvm_target.emit_object(self.parsed))

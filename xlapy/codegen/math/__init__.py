@@ -5,7 +5,8 @@
 
 x (and y) are float or double scalars or vectors; the result has their type.
 The code has no branches and no library calls (only the fabs/floor/rint/
-sqrt/copysign intrinsics), so a loop applying it is vectorised by LLVM and it
+sqrt/copysign intrinsics, and ldexp where the module's target computes it in
+one instruction: `common.NATIVE_LDEXP`), so a loop applying it is vectorised by LLVM and it
 links into ahead-of-time objects as is. Semantics are the interpreter's
 (NumPy's special values, C99 pow). Each function's docstring states its
 measured error: the largest over 10^7 samples spanning the whole float range

@@ -5,7 +5,8 @@ explicit vector alike.
 
 Every function here emits straight-line code: no branches, no calls other
 than the intrinsics LLVM lowers to single instructions (fabs, floor, rint,
-sqrt, copysign), so the code vectorises and needs no library at run time.
+sqrt, copysign; ldexp on targets marked NATIVE_LDEXP), so the code
+vectorises and needs no library at run time.
 Arithmetic is plain IEEE (no fast-math flags, no FMA contraction); the
 double-double helpers (`two_sum`, `two_prod`) are exact under that rule and
 do not need a hardware FMA.
@@ -41,6 +42,12 @@ def shaped(element: ir.Type, lanes: int | None) -> ir.Type:
     return element if lanes is None else ir.VectorType(element, lanes)
 
 
+NATIVE_LDEXP = "xlapy_native_ldexp"
+"""The attribute a backend sets on an `ir.Module` whose target computes `llvm.ldexp`
+in one instruction (x86's AVX-512 `vscalef`); elsewhere LLVM may expand it into
+a library call, so `Lanes.scale` multiplies by powers of two instead."""
+
+
 def bits_of_double(value: float) -> int:
     return struct.unpack("<q", struct.pack("<d", value))[0]
 
@@ -62,6 +69,9 @@ class Lanes:
         self.mantissa = 23 if element == F32 else 52
         """Explicit significand bits."""
         self.bias = 127 if element == F32 else 1023
+        block = builder.block
+        self.native_ldexp = block is not None and getattr(block.parent.module, NATIVE_LDEXP,
+                                                          False)
 
     # -- constants ------------------------------------------------------------------------
     def c(self, value: float) -> ir.Constant:
@@ -166,7 +176,10 @@ class Lanes:
     def scale(self, y, k):
         """y·2^k for k in twice the normal range ([-2044, 2046] for double), rounding
         once: the two factors are normal, the first product exact, so results in the
-        subnormal range and overflow come out right."""
+        subnormal range and overflow come out right. Where the target has it, one
+        `ldexp` (AVX-512's vscalef: the same single rounding, a third of the code)."""
+        if self.native_ldexp:
+            return intrinsic(self.b, "ldexp", [y, k], overloads=[self.ftype, self.itype])
         half = self.b.ashr(k, self.ci(1))
         return self.mul(self.mul(y, self.pow2(half)), self.pow2(self.b.sub(k, half)))
 
