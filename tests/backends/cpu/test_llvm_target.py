@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import llvmlite.ir as ir
+
 from xlapy.backends.cpu import compiler, llvm_target
 from xlapy.backends.cpu.options import CompileOptions
 from xlapy.hlo import parse
@@ -29,9 +31,28 @@ def test_strength_reduction_is_off_for_kernels_and_restored_after():
     """Kernels are emitted without loop strength reduction (a quarter of code
     generation's time); the option is LLVM's, process-wide, so it must be back on
     for the next emission that asks for it (the runtime GEMM, another llvmlite user)."""
-    with_lsr = llvm_target.emit_object(_optimised(), strength_reduction=True)
+    with_lsr = llvm_target.emit_object(_optimised(), built_once=True)
     without = llvm_target.emit_object(_optimised())
-    again = llvm_target.emit_object(_optimised(), strength_reduction=True)
+    again = llvm_target.emit_object(_optimised(), built_once=True)
     assert with_lsr == again
     assert with_lsr != without
 
+
+
+def test_slp_vectoriser_only_for_what_is_built_once():
+    """Straight-line code four floats wide: the runtime library's O3 widens it, a
+    kernel's pipeline (no SLP vectoriser, see BUILT_ONCE) leaves it scalar."""
+    module = llvm_target.new_module("slp")
+    ptr = ir.FloatType().as_pointer()
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr]), "add4")
+    for arg in fn.args:
+        arg.add_attribute("noalias")
+    b = ir.IRBuilder(fn.append_basic_block())
+    x, y, out = fn.args
+    for i in range(4):
+        at = ir.Constant(ir.IntType(64), i)
+        total = b.fadd(b.load(b.gep(x, [at])), b.load(b.gep(y, [at])))
+        b.store(total, b.gep(out, [at]))
+    b.ret_void()
+    assert "<4 x float>" in str(llvm_target.optimise(module, built_once=True))
+    assert "<4 x float>" not in str(llvm_target.optimise(module))

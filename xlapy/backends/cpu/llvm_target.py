@@ -96,9 +96,21 @@ def new_module(name: str, tm: llvm.TargetMachine | None = None,
     return module
 
 
+BUILT_ONCE = """`built_once=True` asks for all of O3 (the runtime library: GEMM, thread
+pool; built once per machine and cached). Kernels compiled at every jit skip
+two phases that cost a noticeable share of a small module's compile and
+changed no kernel's speed in A/B runs of the bench suite and 15 common
+operations (each within 5%, either way): the SLP vectoriser (our loops are
+widened by the loop vectoriser; ~1.5 ms of a 2^24 sum's 11 ms of optimisation)
+and loop strength reduction in code generation (a quarter of it: that sum's
+kernel emits in 8 ms instead of 15). LLVM's options are process-wide: they
+are set under the lock for our run only."""
+
+
 def optimise(module: ir.Module, tm: llvm.TargetMachine | None = None,
-             opt_level: int = 3) -> llvm.ModuleRef:
-    """Parse, verify and optimise `module`; the LLVM module, ready for codegen."""
+             opt_level: int = 3, built_once: bool = False) -> llvm.ModuleRef:
+    """Parse, verify and optimise `module`; the LLVM module, ready for codegen
+    (see BUILT_ONCE)."""
     tm = tm or target_machine()
     text = str(module)
     with _LOCK:
@@ -111,7 +123,7 @@ def optimise(module: ir.Module, tm: llvm.TargetMachine | None = None,
         if opt_level > 0:
             pto = llvm.create_pipeline_tuning_options(speed_level=min(opt_level, 3))
             pto.loop_vectorization = True
-            pto.slp_vectorization = True
+            pto.slp_vectorization = built_once
             pto.loop_interleaving = True
             # no unroller: our kernels are simple loops the vectoriser already widens
             # and interleaves; unrolling big fused bodies multiplied compile time by ~5
@@ -131,27 +143,23 @@ def optimise(module: ir.Module, tm: llvm.TargetMachine | None = None,
 
 
 def emit_object(parsed: llvm.ModuleRef, tm: llvm.TargetMachine | None = None,
-                strength_reduction: bool = False) -> bytes:
+                built_once: bool = False) -> bytes:
     tm = tm or target_machine()
-    with _LOCK, _codegen_options(strength_reduction):
+    with _LOCK, _codegen_options(built_once):
         return tm.emit_object(parsed)
 
 
 def emit_assembly(parsed: llvm.ModuleRef, tm: llvm.TargetMachine | None = None,
-                  strength_reduction: bool = False) -> str:
+                  built_once: bool = False) -> str:
     tm = tm or target_machine()
-    with _LOCK, _codegen_options(strength_reduction):
+    with _LOCK, _codegen_options(built_once):
         return tm.emit_assembly(parsed)
 
 
 @contextlib.contextmanager
-def _codegen_options(strength_reduction: bool):
-    """Code generation without loop strength reduction unless asked: on the fused
-    kernels' loops it took a quarter of code generation (a 2^24 sum's kernel
-    emits in 8 ms instead of 15) and changed no kernel's speed measurably. The
-    hand-written runtime kernels (GEMM), built once and cached, keep it. Like
-    the interleave option, it is process-wide in LLVM: set under the lock."""
-    if strength_reduction:
+def _codegen_options(built_once: bool):
+    """Code generation without loop strength reduction for kernels (BUILT_ONCE)."""
+    if built_once:
         yield
         return
     llvm.set_option("", "-disable-lsr")
@@ -228,11 +236,10 @@ def _resolvable(name: str) -> bool:
 _PROCESS = ctypes.CDLL(None)
 
 
-def compile_to_object(module: ir.Module, opt_level: int = 3,
-                      strength_reduction: bool = False) -> bytes:
-    """IR module -> optimised host object code."""
+def compile_to_object(module: ir.Module, opt_level: int = 3, built_once: bool = False) -> bytes:
+    """IR module -> optimised host object code (see BUILT_ONCE)."""
     tm = target_machine()
     with phase("LLVM optimisation"):
-        optimised = optimise(module, tm, opt_level)
+        optimised = optimise(module, tm, opt_level, built_once)
     with phase("object code emission"):
-        return emit_object(optimised, tm, strength_reduction)
+        return emit_object(optimised, tm, built_once)

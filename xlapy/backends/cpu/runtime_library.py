@@ -179,7 +179,7 @@ def _build_pool() -> bytes:
     module = new_module(POOL_SYMBOL)
     pool_parallel_for(module, POOL_SYMBOL, parallel.TASK_TYPE,
                       parallel.spawning_parallel_for(module), linkage="external", openmp=True)
-    return compile_to_object(module)
+    return compile_to_object(module, built_once=True)
 
 
 def _build_gemm(name: str, dtype, threads: int) -> None:
@@ -191,7 +191,7 @@ def _build_gemm(name: str, dtype, threads: int) -> None:
         b = ir.IRBuilder(wrapper.append_basic_block("entry"))
         b.call(inner, list(wrapper.args))
         b.ret_void()
-        return compile_to_object(module, strength_reduction=True)   # built once: all of it
+        return compile_to_object(module, built_once=True)
 
     ensure_pool()   # the GEMM's parallel bands call it (building the IR loads it too)
     loaded = LoadedObject(cached_object(name, build))
