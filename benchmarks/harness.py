@@ -11,6 +11,7 @@ whichever is longer); the table shows the fraction of it each peer reaches.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -92,6 +93,7 @@ def time_in_turns(fns: dict[str, Callable[[], object]], *, min_time: float = 0.0
     """
     once, number = {}, {}
     for name, fn in fns.items():
+        quiet(settle)
         start = time.perf_counter()
         fn()                                    # warm-up: compilation, caches, page faults
         if first_calls is not None:
@@ -111,6 +113,17 @@ def time_in_turns(fns: dict[str, Callable[[], object]], *, min_time: float = 0.0
                 fn()
             samples[name].append((time.perf_counter() - start) / number[name])
     return {name: sorted(s)[len(s) // 2] for name, s in samples.items()}
+
+
+def quiet(settle: float = SETTLE_SECONDS) -> None:
+    """Before a first call that is timed (a compile): the garbage of earlier
+    workloads collected and other peers' spinning threads settled. Python's
+    full collections of the heap torch.compile and JAX leave took 270-530 ms
+    each in a suite run (gc.callbacks), and landed in whichever compile ran
+    when one fell due: xlapy's MNIST step once measured 453 ms instead of ~95,
+    350 of them inside code emission."""
+    gc.collect()
+    time.sleep(settle)
 
 
 def _seconds(fn: Callable[[], object]) -> float:

@@ -28,7 +28,7 @@ import numpy as np
 
 import xlapy
 from benchmarks import machine, memory_budget, runtime_build
-from benchmarks.harness import PEERS, Result, Timing, table, time_in_turns
+from benchmarks.harness import PEERS, Result, Timing, quiet, table, time_in_turns
 from benchmarks.workloads import WORKLOADS
 from xlapy.backends.cpu.options import CpuOptions
 from xlapy.flags import debug_options, flags_set
@@ -101,6 +101,7 @@ def _compile_times(workload, tiny: bool) -> tuple[float, float]:
     times = []
     for _ in range(2):
         built = workload.build(tiny)
+        quiet()
         start = time.perf_counter()
         xlapy.jit(built.jit_fn)(*built.jit_args)
         times.append(time.perf_counter() - start)
