@@ -41,7 +41,7 @@ def test_strength_reduction_is_off_for_kernels_and_restored_after():
 
 def test_slp_vectoriser_only_for_what_is_built_once():
     """Straight-line code four floats wide: the runtime library's O3 widens it, a
-    kernel's pipeline (no SLP vectoriser, see BUILT_ONCE) leaves it scalar."""
+    kernel's pipeline (no SLP vectoriser: see llvm_target's docstring) leaves it scalar."""
     module = llvm_target.new_module("slp")
     ptr = ir.FloatType().as_pointer()
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr]), "add4")

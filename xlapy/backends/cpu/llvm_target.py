@@ -1,9 +1,19 @@
 """The LLVM target: the host machine, the optimisation pipeline, machine code.
 
 Everything that turns an `llvmlite.ir.Module` into callable machine code goes
-through here: verify, optimise (O3 with the loop and SLP vectorisers),
+through here: verify, optimise (O3 with the loop vectoriser),
 emit an object file, load it into an MCJIT engine. Objects are plain bytes,
 so the on-disk cache and ahead-of-time compilation use the same path.
+
+`built_once=True` asks for all of O3 (the runtime library: GEMM, thread
+pool; built once per machine and cached). Kernels compiled at every jit skip
+two phases that cost a noticeable share of a small module's compile and
+changed no kernel's speed in A/B runs of the bench suite and 15 common
+operations (each within 5%, either way): the SLP vectoriser (our loops are
+widened by the loop vectoriser; ~1.5 ms of a 2^24 sum's 11 ms of optimisation)
+and loop strength reduction in code generation (a quarter of it: that sum's
+kernel emits in 8 ms instead of 15). LLVM's options are process-wide: they
+are set under the lock for our run only.
 """
 
 from __future__ import annotations
@@ -96,21 +106,11 @@ def new_module(name: str, tm: llvm.TargetMachine | None = None,
     return module
 
 
-BUILT_ONCE = """`built_once=True` asks for all of O3 (the runtime library: GEMM, thread
-pool; built once per machine and cached). Kernels compiled at every jit skip
-two phases that cost a noticeable share of a small module's compile and
-changed no kernel's speed in A/B runs of the bench suite and 15 common
-operations (each within 5%, either way): the SLP vectoriser (our loops are
-widened by the loop vectoriser; ~1.5 ms of a 2^24 sum's 11 ms of optimisation)
-and loop strength reduction in code generation (a quarter of it: that sum's
-kernel emits in 8 ms instead of 15). LLVM's options are process-wide: they
-are set under the lock for our run only."""
-
 
 def optimise(module: ir.Module, tm: llvm.TargetMachine | None = None,
              opt_level: int = 3, built_once: bool = False) -> llvm.ModuleRef:
     """Parse, verify and optimise `module`; the LLVM module, ready for codegen
-    (see BUILT_ONCE)."""
+    (`built_once`: see the module docstring)."""
     tm = tm or target_machine()
     text = str(module)
     with _LOCK:
@@ -158,7 +158,7 @@ def emit_assembly(parsed: llvm.ModuleRef, tm: llvm.TargetMachine | None = None,
 
 @contextlib.contextmanager
 def _codegen_options(built_once: bool):
-    """Code generation without loop strength reduction for kernels (BUILT_ONCE)."""
+    """Code generation without loop strength reduction for kernels (module docstring)."""
     if built_once:
         yield
         return
@@ -237,7 +237,7 @@ _PROCESS = ctypes.CDLL(None)
 
 
 def compile_to_object(module: ir.Module, opt_level: int = 3, built_once: bool = False) -> bytes:
-    """IR module -> optimised host object code (see BUILT_ONCE)."""
+    """IR module -> optimised host object code (`built_once`: see the module docstring)."""
     tm = target_machine()
     with phase("LLVM optimisation"):
         optimised = optimise(module, tm, opt_level, built_once)
