@@ -215,13 +215,7 @@ class CpuExecutable(Executable):
     def _run(self, args: list, table, table_address: int, temps: dict) -> list:
         keep = []   # buffer views that must outlive the call
         if self._simple_params is not None:
-            for alloc, number in self._simple_params:
-                try:
-                    view = _from_buffer(args[number])
-                    keep.append(view)
-                    table[alloc] = _addressof(view)
-                except (TypeError, ValueError, BufferError):   # read-only or strided
-                    table[alloc] = _address(args[number], keep)
+            _bind_plain(self._simple_params, args, table, keep)
         else:
             for alloc, number, leaf, shape in self._params:
                 value = args[number]
@@ -278,13 +272,7 @@ class CpuExecutable(Executable):
         function's dispatch is mostly this Python (~300 ns less than `_run`'s)."""
         table = self._table
         keep = []
-        for alloc, number in self._simple_params:
-            try:
-                view = _from_buffer(args[number])
-                keep.append(view)
-                table[alloc] = _addressof(view)
-            except (TypeError, ValueError, BufferError):   # read-only or strided
-                table[alloc] = _address(args[number], keep)
+        _bind_plain(self._simple_params, args, table, keep)
         alloc, dims, dtype = self._single
         out = np.empty(dims, dtype)
         table[alloc] = _address(out, keep)
@@ -397,6 +385,17 @@ def _allocation_names(allocations: list[tuple[int, int]], most: int = 3) -> str:
 
 _from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
+
+
+def _bind_plain(params: list, args: list, table, keep: list) -> None:
+    """Write the addresses of row-major, unnested parameters into `table`."""
+    for alloc, number in params:
+        try:
+            view = _from_buffer(args[number])
+            keep.append(view)
+            table[alloc] = _addressof(view)
+        except (TypeError, ValueError, BufferError):   # read-only or strided
+            table[alloc] = _address(args[number], keep)
 
 
 def _address(array: np.ndarray, keep: list) -> int:
