@@ -66,9 +66,9 @@ class Codegen:
         self.hlo = module
         self.assignment = assignment
         self.options = options
-        self.llmod = new_module(name, aot_target_machine(*options.target)
-                                if options.target else None,
-                                options.target[2] if options.target else None)
+        target = options.target   # (triple, cpu, features) ahead of time; None: this host
+        self.llmod = new_module(name, aot_target_machine(*target), target[2]) if target \
+            else new_module(name)
         self.llmod.xlapy_runtime = set()   # runtime-library kernels the module calls
         self.llmod.xlapy_inline_runtime = options.inline_runtime   # AOT: carries its own
         if options.target:
