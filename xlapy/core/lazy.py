@@ -417,12 +417,69 @@ def materialize(arrays: list[LazyArray], reason: str) -> None:
     arrays = [a for a in arrays if not a._computed()]
     if not arrays:
         return
-    gc.collect(0)   # handles kept only by garbage cycles (autodiff's tapes) are not held
-    arrays += [a for node in list(_PENDING.values()) for ref in node.outputs
-               if (a := ref()) is not None and a._value is None]
-    _run(_cluster(arrays), reason, rest_dropped=True)
+    if not _run_pending(arrays, reason):
+        gc.collect(0)   # handles kept only by garbage cycles (autodiff's tapes) are not held
+        arrays += [a for node in list(_PENDING.values()) for ref in node.outputs
+                   if (a := ref()) is not None and a._value is None]
+        _run(_cluster(arrays), reason, rest_dropped=True)
     _PENDING.clear()   # what is left, nothing holds: it would only join the next cluster
     _STATE.cut_due = _STATE.repeat = None
+
+
+def _run_pending(arrays: list[LazyArray], reason: str) -> bool:
+    """Run the whole pending graph as one cluster, its held values the outputs
+    (what nothing holds is left to the pipeline's dead-code elimination): one
+    walk of the graph in recording order, where `_cluster` and `_run` would walk
+    it three times. False, having run nothing, where this cannot stand for the
+    general path: a value depends on a pending node outside the graph (the
+    copy of a stand-in a handle kept), or the cluster is to be interpreted."""
+    nodes = list(_PENDING.values())
+    if len(nodes) < debug_options().xla_min_cluster_size or any(
+            _PENDING.get(a._node.order) is not a._node for a in arrays):
+        return False
+    try:
+        structure, leaves = lazy_cluster.spelled(nodes)
+    except lazy_cluster.Outside:
+        return False
+    held = _held(nodes)
+    executable = lazy_cluster.cached(structure, tuple(held), leaves)
+    if executable is None:   # a new structure, or handles only garbage holds:
+        gc.collect(0)        # (autodiff's tapes) outputs that a collection drops
+        held = _held(nodes)
+        executable = (lazy_cluster.cached(structure, tuple(held), leaves)
+                      or lazy_cluster.compile_cluster(nodes, structure, tuple(held), leaves,
+                                                      _BREAKS))
+    _BREAKS.append(f"{reason}: a cluster of {len(nodes)} operations")
+    del _BREAKS[:-_MAX_BREAKS]
+    STATS.clusters += 1
+    STATS.operations += len(nodes)
+    values = lazy_cluster.run(executable, leaves)
+    for node in nodes:   # computed: the graph behind them can go
+        node.operands = None
+        node.value = [None] * len(node.outputs)
+    for (k, index), value in zip(held, values):
+        node = nodes[k]
+        node.value[index or 0] = value
+        for array in held[k, index]:
+            array._set(value)
+    return True
+
+
+def _held(nodes: list[Node]) -> dict:
+    """(position, tuple index) -> the LazyArrays the program holds for that result
+    and has not computed, in order of position and index."""
+    held: dict = {}
+    for k, node in enumerate(nodes):
+        for ref in node.outputs:
+            if (a := ref()) is not None and a._value is None:
+                key = (k, a._index)
+                if key in held:
+                    held[key].append(a)
+                else:
+                    held[key] = [a]
+    if len(held) > 1:   # twins of one tuple element come out of order
+        held = dict(sorted(held.items(), key=lambda item: (item[0][0], item[0][1] or 0)))
+    return held
 
 
 def _run(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:

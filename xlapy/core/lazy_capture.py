@@ -84,14 +84,15 @@ def capture(fun, args: list[Array], in_tree: TreeDef, name: str) -> Capture | No
             captures: list[Array] = []
             capture_index: dict = {}
 
-            def leaf(operand, node) -> tuple:
+            def leaf(operand, node, out: list) -> None:
                 if is_ref(operand) and operand[0].order in marks:
-                    return ("p", marks[operand[0].order])
+                    out += ("p", marks[operand[0].order])
+                    return
                 key = (operand[0].order, operand[1]) if is_ref(operand) else id(operand)
                 if key not in capture_index:
                     capture_index[key] = len(args) + len(captures)
                     captures.append(_handle(operand))
-                return ("p", capture_index[key])
+                out += ("p", capture_index[key])
 
             structure = spell(nodes, leaf)
             position = {n.order: k for k, n in enumerate(nodes)}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xlapy.backends import get_backend
-from xlapy.core.lazy_graph import Node, array_shape, is_ref, spell
+from xlapy.core.lazy_graph import Node, array_shape, is_ref, spell, unspelled
 from xlapy.flags import debug_options
 from xlapy.hlo.builder import ModuleBuilder
 from xlapy.hlo.evaluator.evaluator import Evaluator
@@ -47,43 +47,73 @@ CACHE_SIZE = 256
 _NUMBER = itertools.count()
 
 
-def compiled(nodes: list[Node], outputs: list, breaks: list[str]) -> list:
-    """Build (or find) the cluster's executable and run it on the leaves."""
+class Outside(Exception):
+    """A cluster's node reads a pending node that is not among the cluster's."""
+
+
+def spelled(nodes: list[Node]) -> tuple[tuple, list[np.ndarray]]:
+    """(the cluster's structure, its leaves: the values its parameters take)."""
     leaves: list[np.ndarray] = []
     leaf_index: dict[int, int] = {}
 
-    def leaf(operand, node: Node) -> tuple:
-        if is_ref(operand):   # a node computed by an earlier cluster
+    def leaf(operand, node: Node, out: list) -> None:
+        if type(operand) is tuple:   # a node computed by an earlier cluster
             computed, index = operand
+            if computed.operands is not None:
+                raise Outside
             operand = computed.value[index or 0]
-        elif node.instruction.opcode in INITIAL_VALUE_OPS and operand.ndim == 0:
-            return ("c", operand.tobytes(), operand.dtype)
-        key = id(operand)
-        if key not in leaf_index:
-            leaf_index[key] = len(leaves)
+        elif operand.ndim == 0 and node.instruction.opcode in INITIAL_VALUE_OPS:
+            out += ("c", operand.tobytes(), operand.dtype)
+            return
+        number = leaf_index.get(id(operand))
+        if number is None:
+            number = leaf_index[id(operand)] = len(leaves)
             leaves.append(operand)
-        return ("p", leaf_index[key])
+        out += ("p", number)
 
-    structure = spell(nodes, leaf)
-    position = {node.order: k for k, node in enumerate(nodes)}
-    wanted = tuple((position[n.order], i) for n, i in outputs)
-    avals = tuple((v.shape, v.dtype) for v in leaves)
-    key = (structure, wanted, avals)
+    return spell(nodes, leaf), leaves
+
+
+def _key(structure: tuple, wanted: tuple, leaves: list) -> tuple:
+    return structure, wanted, tuple((v.shape, v.dtype) for v in leaves)
+
+
+def cached(structure: tuple, wanted: tuple, leaves: list):
+    """The executable compiled for this structure, outputs `wanted` ((position,
+    tuple index) each) and leaves' shapes and types; None if there is none."""
+    key = _key(structure, wanted, leaves)
     executable = CACHE.get(key)
-    if executable is None:
-        module = build_module(f"cluster_{next(_NUMBER)}", nodes, structure, wanted,
-                              [array_shape(v.shape, v.dtype) for v in leaves])
-        _dump(module, breaks)
-        executable = get_backend("cpu").compile(module, optimize=True)
-        CACHE[key] = executable
-        STATS.compiles += 1
-        if len(CACHE) > CACHE_SIZE:
-            CACHE.popitem(last=False)
-    else:
+    if executable is not None:
         CACHE.move_to_end(key)
         STATS.cache_hits += 1
-    results = executable.run(list(leaves))
-    return [_as_numpy(r) for r in results]
+    return executable
+
+
+def compile_cluster(nodes: list[Node], structure: tuple, wanted: tuple, leaves: list,
+                    breaks: list[str]):
+    module = build_module(f"cluster_{next(_NUMBER)}", nodes, structure, wanted,
+                          [array_shape(v.shape, v.dtype) for v in leaves])
+    _dump(module, breaks)
+    executable = get_backend("cpu").compile(module, optimize=True)
+    CACHE[_key(structure, wanted, leaves)] = executable
+    STATS.compiles += 1
+    if len(CACHE) > CACHE_SIZE:
+        CACHE.popitem(last=False)
+    return executable
+
+
+def run(executable, leaves: list) -> list:
+    return [_as_numpy(r) for r in executable.run(list(leaves))]
+
+
+def compiled(nodes: list[Node], outputs: list, breaks: list[str]) -> list:
+    """Build (or find) the cluster's executable and run it on the leaves."""
+    structure, leaves = spelled(nodes)
+    position = {node.order: k for k, node in enumerate(nodes)}
+    wanted = tuple((position[n.order], i) for n, i in outputs)
+    executable = (cached(structure, wanted, leaves)
+                  or compile_cluster(nodes, structure, wanted, leaves, breaks))
+    return run(executable, leaves)
 
 
 def _as_numpy(value):
@@ -112,7 +142,7 @@ def build_module(name: str, nodes, structure, wanted, leaf_shapes: list[Shape]):
                                                                           spelled[2])
 
     names = None
-    for node, (_, spelled_operands) in zip(nodes, structure):
+    for node, (_, spelled_operands) in zip(nodes, unspelled(structure)):
         template = node.instruction
         attrs = {}
         for k, v in template.attrs.items():

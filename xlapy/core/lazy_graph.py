@@ -63,37 +63,84 @@ def is_ref(operand) -> bool:
 
 
 def spell(nodes: list[Node], leaf) -> tuple:
-    """The structure of `nodes` (in recording order) as a hashable key, and the
-    recipe a module is built from: per node, its instruction's signature and
-    its operands spelled ("n", position, tuple index) for a node among them,
-    ("t", parts) for a tuple, and `leaf(operand, node)` for anything else (the
-    caller's spelling of a module parameter, ("p", number), or a constant).
-    Every step records it again, so the common operands are spelled inline."""
+    """The structure of `nodes` (in recording order) as one flat hashable tuple,
+    and the recipe a module is built from (`unspelled` gives it per node).
+    Each node is its instruction's signature and operand count, then each
+    operand: "n", position, tuple index for a node among them; "t", count,
+    then the parts, for a tuple; and what `leaf(operand, node, out)` appends
+    to `out` for anything else (the caller's spelling of a module parameter,
+    "p", number, or of a constant, "c", bytes, dtype). Every step spells its
+    cluster again and looks it up: a flat tuple of small items hashes and
+    compares in C, where nested tuples would be walked twice more."""
     position = {node.order: k for k, node in enumerate(nodes)}
-    spelled = []
+    flat: list = []
+    signatures = _SIGNATURES
     for n in nodes:
-        operands = []
+        instruction = n.instruction
+        hit = signatures.get(id(instruction))
+        flat += (hit[1] if hit is not None and hit[0] is instruction else
+                 signature(instruction), len(n.operands))
         for o in n.operands:
-            if type(o) is tuple and len(o) == 2 and type(o[0]) is Node:
-                k = position.get(o[0].order)
-                operands.append(("n", k, o[1]) if k is not None else leaf(o, n))
-            else:
-                operands.append(_spell(o, position, leaf, n))
-        spelled.append((signature(n.instruction), tuple(operands)))
-    return tuple(spelled)
+            if type(o) is tuple:
+                if len(o) == 2 and type(o[0]) is Node:
+                    k = position.get(o[0].order)
+                    if k is not None:
+                        flat += ("n", k, o[1])
+                        continue
+                else:
+                    _spell_tuple(o, position, leaf, n, flat)
+                    continue
+            leaf(o, n, flat)
+    return tuple(flat)
 
 
-def _spell(operand, position: dict, leaf, node: Node):
+def _spell_tuple(operand: tuple, position: dict, leaf, node: Node, flat: list) -> None:
     # (a module function, not a recursive closure: such a closure is a reference
     # cycle that would keep the cluster's leaves alive until the next full collection)
-    if type(operand) is tuple:
-        if len(operand) == 2 and type(operand[0]) is Node:
-            k = position.get(operand[0].order)
-            if k is not None:
-                return ("n", k, operand[1])
-        else:
-            return ("t", tuple(_spell(o, position, leaf, node) for o in operand))
-    return leaf(operand, node)
+    flat += ("t", len(operand))
+    for o in operand:
+        if type(o) is tuple:
+            if len(o) == 2 and type(o[0]) is Node:
+                k = position.get(o[0].order)
+                if k is not None:
+                    flat += ("n", k, o[1])
+                    continue
+            else:
+                _spell_tuple(o, position, leaf, node, flat)
+                continue
+        leaf(o, node, flat)
+
+
+def unspelled(structure: tuple) -> list[tuple]:
+    """`spell`'s flat structure per node: (signature, operands), each operand
+    ("n", position, index), ("p", number), ("c", bytes, dtype) or ("t", parts)."""
+    nodes = []
+    at = 0
+    while at < len(structure):
+        sig, count = structure[at], structure[at + 1]
+        at += 2
+        operands = []
+        for _ in range(count):
+            operand, at = _unspelled_operand(structure, at)
+            operands.append(operand)
+        nodes.append((sig, tuple(operands)))
+    return nodes
+
+
+_WIDTHS = {"n": 3, "p": 2, "c": 3}
+
+
+def _unspelled_operand(structure: tuple, at: int) -> tuple[tuple, int]:
+    kind = structure[at]
+    if kind == "t":
+        parts = []
+        at += 2
+        for _ in range(structure[at - 1]):
+            part, at = _unspelled_operand(structure, at)
+            parts.append(part)
+        return ("t", tuple(parts)), at
+    width = _WIDTHS[kind]
+    return structure[at:at + width], at + width
 
 
 _SIGNATURES: dict[int, tuple] = {}
