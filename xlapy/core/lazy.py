@@ -325,10 +325,11 @@ _CORE_DIR = os.path.dirname(os.path.abspath(__file__))
 _STAND_INS: dict[tuple, HloInstruction] = {}
 
 
-def stand_in(arg) -> LazyArray:
+def stand_in(arg, may_begin_iteration: bool = False) -> LazyArray:
     """A pending copy of `arg`. A recording made on stand-ins cannot depend on
     the arguments' values (reading one runs a cluster, which the caller sees),
-    and its operations are told apart from older ones by these nodes."""
+    and its operations are told apart from older ones by these nodes. (Those
+    that stay in the graph may be where a loop's iteration begins.)"""
     key = (tuple(arg.shape), np.dtype(arg.dtype))
     instruction = _STAND_INS.get(key)
     if instruction is None:
@@ -336,7 +337,7 @@ def stand_in(arg) -> LazyArray:
         parameter = HloInstruction(Opcode.PARAMETER, shape, name="operand.0", parameter_number=0)
         instruction = _STAND_INS[key] = HloInstruction(Opcode.COPY, shape, [parameter],
                                                        name="copy")
-    return add_node(instruction, [operand_of(arg)], arg.weak_type, may_begin_iteration=False)[1]
+    return add_node(instruction, [operand_of(arg)], arg.weak_type, may_begin_iteration)[1]
 
 
 def unmark(copies: list[Node], nodes: list[Node]) -> None:

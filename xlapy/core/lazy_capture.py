@@ -57,7 +57,7 @@ def capture(fun, args: list[Array], in_tree: TreeDef, name: str) -> Capture | No
     it: a cluster ran inside (a value was read, so later operations saw
     constants, not the arguments), or an output is not a pending array."""
     clusters = lazy.STATS.clusters
-    stand_ins = [lazy.stand_in(a) for a in args]
+    stand_ins = [lazy.stand_in(a, may_begin_iteration=True) for a in args]
     copies = [a._node for a in stand_ins]
     marks = {n.order: k for k, n in enumerate(copies) if n is not None}
     tainted, _STATE.tainted = _STATE.tainted, False
@@ -73,35 +73,45 @@ def capture(fun, args: list[Array], in_tree: TreeDef, name: str) -> Capture | No
             tainted, _STATE.tainted = _STATE.tainted, tainted
         leaves, out_tree = tree_flatten(out)
         try:
-            if tainted or lazy.STATS.clusters != clusters or not all(
+            cut = None
+            if not tainted and lazy.STATS.clusters == clusters and all(
                     type(x) is lazy.LazyArray and x._value is None and x._node is not None
                     and x._node.pending and x._node.order not in marks for x in leaves):
-                return None
-            # what the function recorded and is still pending, in order (what
-            # learning an xnp call made and dropped, and its stand-ins, are not)
-            pending = lazy._PENDING
-            nodes = [n for n in log if n.order in pending]
-            captures: list[Array] = []
-            capture_index: dict = {}
-
-            def leaf(operand, node, out: list) -> None:
-                if is_ref(operand) and operand[0].order in marks:
-                    out += ("p", marks[operand[0].order])
-                    return
-                key = (operand[0].order, operand[1]) if is_ref(operand) else id(operand)
-                if key not in capture_index:
-                    capture_index[key] = len(args) + len(captures)
-                    captures.append(_handle(operand))
-                out += ("p", capture_index[key])
-
-            structure = spell(nodes, leaf)
-            position = {n.order: k for k, n in enumerate(nodes)}
-            wanted = tuple((position[x._node.order], x._index) for x in leaves)
-            avals = tuple((tuple(a.shape), np.dtype(a.dtype)) for a in (*args, *captures))
-            computation = _computation(name, nodes, structure, wanted, avals)
-        finally:
+                cut = _cut_out(name, args, log, marks, leaves)
+        except BaseException:
             lazy.unmark(copies, log)
-    return Capture(computation, captures, leaves, out_tree)
+            raise
+    if cut is None:
+        lazy.unmark(copies, log)
+        return None
+    # the stand-ins stay in the graph as copies of the arguments (the pipeline
+    # removes them): pointing the recording past them would walk it once more
+    return Capture(cut[0], cut[1], leaves, out_tree)
+
+
+def _cut_out(name: str, args: list, log: list, marks: dict, leaves: list):
+    """(the computation, its captures) of what the function recorded and is still
+    pending, in order (what learning an xnp call made and dropped is not)."""
+    pending = lazy._PENDING
+    nodes = [n for n in log if n.order in pending]
+    captures: list[Array] = []
+    capture_index: dict = {}
+
+    def leaf(operand, node, out: list) -> None:
+        if is_ref(operand) and operand[0].order in marks:
+            out += ("p", marks[operand[0].order])
+            return
+        key = (operand[0].order, operand[1]) if is_ref(operand) else id(operand)
+        if key not in capture_index:
+            capture_index[key] = len(args) + len(captures)
+            captures.append(_handle(operand))
+        out += ("p", capture_index[key])
+
+    structure = spell(nodes, leaf)
+    position = {n.order: k for k, n in enumerate(nodes)}
+    wanted = tuple((position[x._node.order], x._index) for x in leaves)
+    avals = tuple((tuple(a.shape), np.dtype(a.dtype)) for a in (*args, *captures))
+    return _computation(name, nodes, structure, wanted, avals), captures
 
 
 def _handle(operand) -> Array:
