@@ -207,7 +207,8 @@ def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
     state = _STATE
     if state.cut_due is not None and not state.cuts_held:
         _cut_iteration()
-    node = Node(instruction, operands, weak_type, next(_ORDER))
+    order = next(_ORDER)
+    node = Node(instruction, operands, weak_type, order)
     results = _RESULTS.get(id(instruction))
     if results is None or results[0] is not instruction:
         results = _results(instruction)
@@ -216,23 +217,25 @@ def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
                        for i, (dims, dtype) in enumerate(results[2]))
         node.outputs = [weakref.ref(a) for a in arrays]
     else:
-        dims, dtype = results[2]
-        arrays = LazyArray(node, None, dims, dtype, weak_type)
+        arrays = LazyArray(node, None, results[2], results[3], weak_type)
         node.outputs.append(weakref.ref(arrays))
-    if state.log is not None:
-        state.log.append(node)
+    log = state.log
+    if log is not None:
+        log.append(node)
     pending = _PENDING
-    if state.cut_due is None and may_begin_iteration and len(pending) >= _ITERATION_MIN:
+    if may_begin_iteration and len(pending) >= _ITERATION_MIN and state.cut_due is None and (
+            state.repeat is not None or instruction is pending[next(iter(pending))].instruction):
         _watch_for_iteration(state, pending, node)
-    pending[node.order] = node
+    pending[order] = node
     if len(pending) >= _settings()[1]:
         _flush_a_prefix()
     return node, arrays
 
 
 _RESULTS: dict[int, tuple] = {}
-"""id(instruction) -> (instruction, is a tuple, (dimensions, NumPy dtype) of its result
-or of each tuple element): what every node of that signature hands back."""
+"""id(instruction) -> (instruction, is a tuple, then the dimensions and NumPy dtype
+of its result, or one (dimensions, dtype) per tuple element): what every node of
+that signature hands back."""
 
 
 def _results(instruction: HloInstruction) -> tuple:
@@ -243,7 +246,7 @@ def _results(instruction: HloInstruction) -> tuple:
         hit = (instruction, True, tuple((s.dimensions, np.dtype(s.dtype))
                                         for s in shape.tuple_shapes))
     else:
-        hit = (instruction, False, (shape.dimensions, np.dtype(shape.dtype)))
+        hit = (instruction, False, shape.dimensions, np.dtype(shape.dtype))
     _RESULTS[id(instruction)] = hit
     return hit
 
