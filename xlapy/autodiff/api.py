@@ -27,7 +27,7 @@ from xlapy.autodiff.reverse import vjp_computation
 from xlapy.autodiff.rules._util import full, zeros_like
 from xlapy.autodiff.tape import is_differentiable_type
 from xlapy.core import lazy
-from xlapy.core.array import ConcreteArray
+from xlapy.core.array import Array, ConcreteArray
 from xlapy.core.dtypes import float0
 from xlapy.core.pytree import tree_flatten, tree_unflatten
 from xlapy.core.trace import as_array, current_trace, with_weak_type
@@ -174,7 +174,9 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 
 def _check_inputs(args, allow_int: bool) -> None:
     for leaf in tree_flatten(args)[0]:
-        dtype = np.dtype(as_array(leaf).dtype)
+        dtype = leaf.dtype if isinstance(leaf, (Array, np.ndarray)) else None
+        if dtype is None or not is_differentiable_type(dtype):   # (the type it takes)
+            dtype = np.dtype(as_array(leaf).dtype)
         if not is_differentiable_type(dtype) and not allow_int:
             raise TypeError(f"grad requires real- or complex-valued inputs, but got {dtype}; "
                             "use vjp, or pass allow_int=True for float0 gradients")

@@ -13,23 +13,27 @@ from collections import OrderedDict
 
 from xlapy.autodiff.module import vjp_module
 from xlapy.autodiff.rules._util import zeros_like
+from xlapy.core import lazy
+from xlapy.core.lazy_call import call_template
 from xlapy.core.lazy_graph import computation_signature
-from xlapy.core.trace import bind
+from xlapy.core.trace import bind, current_trace
 from xlapy.errors import CompileError
 from xlapy.hlo.builder import ModuleBuilder
-from xlapy.hlo.ir import HloComputation
+from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.opcode import Opcode
 
-_DERIVATIVES: OrderedDict[tuple, HloComputation] = OrderedDict()
+_DERIVATIVES: OrderedDict[tuple, HloInstruction] = OrderedDict()
 _SIZE = 128
 
 
-def _derivative(computation: HloComputation, active: list[bool]) -> HloComputation:
+def _derivative(computation: HloComputation, active: list[bool]) -> HloInstruction:
+    """The `call` of the derivative (a template every pullback's node shares)."""
     key = (computation_signature(computation), tuple(active))
     hit = _DERIVATIVES.get(key)
     if hit is None:
         module = ModuleBuilder(computation.name).build(computation, verify=False)
-        hit = vjp_module(module, [i for i, a in enumerate(active) if a]).entry_computation
+        hit = call_template(vjp_module(module, [i for i, a in enumerate(active) if a])
+                            .entry_computation)
         _DERIVATIVES[key] = hit
         if len(_DERIVATIVES) > _SIZE:
             _DERIVATIVES.popitem(last=False)
@@ -56,7 +60,12 @@ def lazy_vjp(computation: HloComputation, operands: list, active: list[bool],
 
     def pullback(cotangents):
         cts = [zeros_like(o) if c is None else c for c, o in zip(cotangents, outputs)]
-        results = bind(Opcode.CALL, [*operands, *cts], {"to_apply": derivative})
+        arguments = [*operands, *cts]
+        if current_trace() is None and lazy.active():   # the template, as it is: no
+            results = lazy.record(derivative, arguments,   # shape inference every step
+                                  all(a.weak_type for a in arguments))
+        else:
+            results = bind(Opcode.CALL, arguments, dict(derivative.attrs))
         grads = iter(results[len(outputs):])
         return [next(grads) if a else None for a in active]
 

@@ -69,13 +69,13 @@ def as_call(steps: list, results: list, avals: list, name: str):
              for j, index in outputs]
     single = len(roots) == 1
     computation = builder.build(roots[0] if single else builder.tuple(roots))
-    template = _call_template(computation)
+    template = call_template(computation)
     place = {output: None if single else k for k, output in enumerate(outputs)}
     fused_results = [r if r[0] == "a" else ("n", 0, place[(r[1], r[2])], r[3]) for r in results]
     return [(template, call_operands, False)], fused_results
 
 
-def _call_template(computation: HloComputation) -> HloInstruction:
+def call_template(computation: HloComputation) -> HloInstruction:
     """The `call` instruction every replay's node shares (its operands are placeholders:
     a node holds its own)."""
     placeholders = [HloInstruction(Opcode.PARAMETER, p.shape, name=f"operand.{p.parameter_number}",
