@@ -447,8 +447,9 @@ def _run_pending(arrays: list[LazyArray], reason: str) -> bool:
         return False
     held = _held(nodes)
     executable = lazy_cluster.cached(structure, tuple(held), leaves)
-    if executable is None:   # a new structure, or handles only garbage holds:
-        gc.collect(0)        # (autodiff's tapes) outputs that a collection drops
+    if executable is None:   # a new structure, or handles only garbage holds
+        held = None          # (autodiff's tapes): outputs that a collection drops
+        gc.collect(0)
         held = _held(nodes)
         executable = (lazy_cluster.cached(structure, tuple(held), leaves)
                       or lazy_cluster.compile_cluster(nodes, structure, tuple(held), leaves,
