@@ -23,25 +23,27 @@ from xlapy.models import lib
 
 
 def _per_step(step, args, steps: int, mode: str):
+    """Seconds per call of `step(params, *rest)` -> (new params, loss), or -> loss
+    for a forward pass (params None: they stay), reading the loss each time."""
     scope = xlapy.jit_scope() if mode == "lazy" else contextlib.nullcontext()
     fn = xlapy.jit(step) if mode == "jit" else step
     with scope:
         params = args[0]
-        for _ in range(3):   # warm-up: compiles, caches
-            params, loss = fn(params, *args[1:])
-            float(loss)
-        compiles = lazy.STATS.compiles
-        start = time.perf_counter()
-        for _ in range(steps):
-            params, loss = fn(params, *args[1:])
+        for _ in range(3 + steps):   # a warm-up (compiles, caches), then the timed steps
+            if _ == 3:
+                compiles = lazy.STATS.compiles
+                start = time.perf_counter()
+            new_params, loss = fn(params, *args[1:])
+            params = params if new_params is None else new_params
             float(loss)
         seconds = (time.perf_counter() - start) / steps
     return seconds, lazy.STATS.compiles - compiles
 
 
 def _encoder_forward(params, x):
-    y = models.encoder.apply(params, x)
-    return params, y.sum()
+    """The layer's forward pass; its parameters are not an output (under `jit` they
+    would be copied out every call, which the other two modes do not do)."""
+    return None, models.encoder.apply(params, x).sum()
 
 
 def _record_cost() -> list[tuple[str, float, float]]:
