@@ -80,25 +80,14 @@ def spell(nodes: list[Node], leaf) -> tuple:
         hit = signatures.get(id(instruction))
         flat += (hit[1] if hit is not None and hit[0] is instruction else
                  signature(instruction), len(n.operands))
-        for o in n.operands:
-            if type(o) is tuple:
-                if len(o) == 2 and type(o[0]) is Node:
-                    k = position.get(o[0].order)
-                    if k is not None:
-                        flat += ("n", k, o[1])
-                        continue
-                else:
-                    _spell_tuple(o, position, leaf, n, flat)
-                    continue
-            leaf(o, n, flat)
+        _spell_operands(n.operands, position, leaf, n, flat)
     return tuple(flat)
 
 
-def _spell_tuple(operand: tuple, position: dict, leaf, node: Node, flat: list) -> None:
+def _spell_operands(operands, position: dict, leaf, node: Node, flat: list) -> None:
     # (a module function, not a recursive closure: such a closure is a reference
     # cycle that would keep the cluster's leaves alive until the next full collection)
-    flat += ("t", len(operand))
-    for o in operand:
+    for o in operands:
         if type(o) is tuple:
             if len(o) == 2 and type(o[0]) is Node:
                 k = position.get(o[0].order)
@@ -106,7 +95,8 @@ def _spell_tuple(operand: tuple, position: dict, leaf, node: Node, flat: list) -
                     flat += ("n", k, o[1])
                     continue
             else:
-                _spell_tuple(o, position, leaf, node, flat)
+                flat += ("t", len(o))
+                _spell_operands(o, position, leaf, node, flat)
                 continue
         leaf(o, node, flat)
 
