@@ -208,6 +208,24 @@ def test_a_value_read_through_a_node_outside_the_pending_graph():
         np.testing.assert_array_equal(np.asarray(stand), np.asarray(x))
 
 
+def test_a_prefix_run_reads_a_node_outside_the_pending_graph():
+    """The same where the cut is a prefix of the graph (its size limit reached)."""
+    x = xnp.asarray(np.arange(6, dtype=np.float32))
+    with flags_set("--xlapy_lazy_max_pending=6"), xlapy.jit_scope():
+        xlapy.block_until_ready((xnp.exp(x) + 1.0) * 2.0 - 1.0)   # (the calls learned)
+        stand = lazy.stand_in(x)
+        y = xnp.exp(stand) + 1.0
+        lazy.unmark([stand._node], [])
+        clusters = lazy.STATS.clusters
+        w = y * 2.0 - 1.0
+        for _ in range(3):   # more pending operations than the limit: a prefix runs
+            w = w + 0.0
+        assert lazy.STATS.clusters > clusters and w._value is None
+        np.testing.assert_allclose(np.asarray(w), (np.exp(np.arange(6)) + 1) * 2 - 1,
+                                   rtol=1e-6)
+        np.testing.assert_array_equal(np.asarray(stand), np.arange(6))
+
+
 def test_uncompilable_operations_break_the_cluster_with_their_reason():
     x = xnp.asarray(np.array([3.0, 1.0, 3.0, 2.0], np.float32))
     before = lazy.STATS.clusters   # (the list of breaks keeps only the last 1000)

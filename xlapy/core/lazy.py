@@ -289,8 +289,8 @@ def _cut_iteration() -> None:
         if order >= due:
             break
         nodes.append(node)
-    _run(nodes, "the loop's next iteration began (the first pending operation recorded "
-         "again)")
+    _run_prefix(nodes, "the loop's next iteration began (the first pending operation "
+                "recorded again)")
 
 
 def operand_of(operand):
@@ -410,69 +410,96 @@ def _flush_a_prefix() -> None:
     first = signature(nodes[0].instruction)
     cut = next((k for k in range(len(nodes) - 1, len(nodes) // 4, -1)
                 if signature(nodes[k].instruction) == first), len(nodes))
-    gc.collect(0)
-    _run(nodes[:cut], "the pending graph reached --xlapy_lazy_max_pending operations")
+    _run_prefix(nodes[:cut], "the pending graph reached --xlapy_lazy_max_pending operations")
+
+
+def _run_prefix(nodes: list[Node], reason: str) -> None:
+    """Run the first pending nodes, and any they read from outside the pending graph."""
+    try:
+        _run(nodes, reason)
+    except lazy_cluster.Outside:
+        _run(_closure(nodes), reason)
 
 
 def materialize(arrays: list[LazyArray], reason: str) -> None:
     """Compute `arrays` and, in the same cluster, every other pending value the
     program still holds (as PyTorch/XLA's step marker does): a loop's cut then
-    falls at the same place every iteration, so its cluster has one structure."""
+    falls at the same place every iteration, so its cluster has one structure.
+    The cluster is the whole pending graph (what nothing holds is left to the
+    pipeline's dead-code elimination), or, where a value reads a pending node
+    outside it (the copy of a stand-in a handle kept), what the values need."""
     arrays = [a for a in arrays if not a._computed()]
     if not arrays:
         return
-    if not _run_pending(arrays, reason):
+    whole = all(_PENDING.get(a._node.order) is a._node for a in arrays)
+    try:
+        if whole:
+            _run(list(_PENDING.values()), reason, rest_dropped=True)
+    except lazy_cluster.Outside:
+        whole = False
+    if not whole:
         gc.collect(0)   # handles kept only by garbage cycles (autodiff's tapes) are not held
         arrays += [a for node in list(_PENDING.values()) for ref in node.outputs
                    if (a := ref()) is not None and a._value is None]
-        _run(_cluster(arrays), reason, rest_dropped=True)
+        _run(_closure(a._node for a in arrays if a._value is None and a._node is not None),
+             reason, rest_dropped=True)
     _PENDING.clear()   # what is left, nothing holds: it would only join the next cluster
     _STATE.cut_due = _STATE.repeat = None
 
 
-def _run_pending(arrays: list[LazyArray], reason: str) -> bool:
-    """Run the whole pending graph as one cluster, its held values the outputs
-    (what nothing holds is left to the pipeline's dead-code elimination): one
-    walk of the graph in recording order, where `_cluster` and `_run` would walk
-    it three times. False, having run nothing, where this cannot stand for the
-    general path: a value depends on a pending node outside the graph (the
-    copy of a stand-in a handle kept), or the cluster is to be interpreted."""
-    nodes = list(_PENDING.values())
-    if len(nodes) < debug_options().xla_min_cluster_size or any(
-            _PENDING.get(a._node.order) is not a._node for a in arrays):
-        return False
-    try:
+def _run(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
+    """Compute the pending `nodes` (in recording order) as one cluster: the values
+    the program holds, and those later pending nodes read (none, when the rest
+    of the pending graph is dropped after). One walk spells the cluster; its
+    outputs are looked up, and only a miss (a new structure, or handles that
+    garbage holds) pays for a collection and a second look. Raises
+    lazy_cluster.Outside, having run nothing, where a node reads a pending node
+    that is not among them."""
+    if not nodes:
+        return
+    later = () if rest_dropped else _later(nodes)
+    if len(nodes) < debug_options().xla_min_cluster_size:
+        _check_closed(nodes)
+        held = _held(nodes, later)
+        values = lazy_cluster.interpret(nodes, [(nodes[k], i) for k, i in held])
+    else:
         structure, leaves = lazy_cluster.spelled(nodes)
-    except lazy_cluster.Outside:
-        return False
-    held = _held(nodes)
-    executable = lazy_cluster.cached(structure, tuple(held), leaves)
-    if executable is None:   # a new structure, or handles only garbage holds
-        held = None          # (autodiff's tapes): outputs that a collection drops
-        gc.collect(0)
-        held = _held(nodes)
-        executable = (lazy_cluster.cached(structure, tuple(held), leaves)
-                      or lazy_cluster.compile_cluster(nodes, structure, tuple(held), leaves,
-                                                      _BREAKS))
+        held = _held(nodes, later)
+        executable = lazy_cluster.cached(structure, tuple(held), leaves)
+        if executable is None:
+            held = None   # (its handles would survive the collection)
+            gc.collect(0)
+            held = _held(nodes, later)
+            executable = (lazy_cluster.cached(structure, tuple(held), leaves)
+                          or lazy_cluster.compile_cluster(nodes, structure, tuple(held),
+                                                          leaves, _BREAKS))
+        values = lazy_cluster.run(executable, leaves)
     _BREAKS.append(f"{reason}: a cluster of {len(nodes)} operations")
     del _BREAKS[:-_MAX_BREAKS]
     STATS.clusters += 1
     STATS.operations += len(nodes)
-    values = lazy_cluster.run(executable, leaves)
     for node in nodes:   # computed: the graph behind them can go
         node.operands = None
-        node.value = [None] * len(node.outputs)
+        node.value = [None] * len(node.outputs)   # (one output per tuple element at least)
+        if not rest_dropped:
+            _PENDING.pop(node.order, None)
     for (k, index), value in zip(held, values):
         node = nodes[k]
         node.value[index or 0] = value
         for array in held[k, index]:
             array._set(value)
-    return True
 
 
-def _held(nodes: list[Node]) -> dict:
+def _later(nodes: list[Node]) -> list[Node]:
+    """The pending nodes recorded after `nodes` and not among them."""
+    members = {n.order for n in nodes}
+    return [n for n in _PENDING.values() if n.order not in members]
+
+
+def _held(nodes: list[Node], later) -> dict:
     """(position, tuple index) -> the LazyArrays the program holds for that result
-    and has not computed, in order of position and index."""
+    and has not computed (none, for a result only `later` nodes read), in
+    order of position and index: the cluster's outputs."""
     held: dict = {}
     for k, node in enumerate(nodes):
         for ref in node.outputs:
@@ -482,55 +509,31 @@ def _held(nodes: list[Node]) -> dict:
                     held[key].append(a)
                 else:
                     held[key] = [a]
-    if len(held) > 1:   # twins of one tuple element come out of order
+    if later:
+        position = {n.order: k for k, n in enumerate(nodes)}
+        for other in later:
+            for node, index in refs(other.operands):
+                k = position.get(node.order)
+                if k is not None and (k, index) not in held:
+                    held[k, index] = []
+    if len(held) > 1:   # twins of one tuple element, later nodes' reads: out of order
         held = dict(sorted(held.items(), key=lambda item: (item[0][0], item[0][1] or 0)))
     return held
 
 
-def _run(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
-    """Compute the pending `nodes` (closed under their operands, in recording
-    order): the values the program holds, and those later nodes will read
-    (none, when the rest of the pending graph is dropped after)."""
-    if not nodes:
-        return
-    _BREAKS.append(f"{reason}: a cluster of {len(nodes)} operations")
-    del _BREAKS[:-_MAX_BREAKS]
-    STATS.clusters += 1
-    STATS.operations += len(nodes)
-    held: dict = {}   # (node order, index) -> the LazyArrays the program holds for it
-    by_order: dict = {}
-    for n in nodes:
-        by_order[n.order] = n
-        for ref in n.outputs:
-            if (a := ref()) is not None:
-                held.setdefault((n.order, a._index), []).append(a)
-    wanted = {k for k, arrays in held.items() if any(a._value is None for a in arrays)}
-    if not rest_dropped:
-        for other in _PENDING.values():   # values a later cluster will read
-            if other.order not in by_order:
-                wanted.update((node.order, index) for node, index in refs(other.operands)
-                              if node.order in by_order)
-    outputs = [(by_order[k], i) for k, i in sorted(wanted, key=lambda w: (w[0], w[1] or 0))]
-    if len(nodes) < debug_options().xla_min_cluster_size:
-        values = lazy_cluster.interpret(nodes, outputs)
-    else:
-        values = lazy_cluster.compiled(nodes, outputs, _BREAKS)
-    for node in nodes:   # computed: the graph behind them can go
-        node.operands = None
-        node.value = [None] * (len(node.instruction.shape.tuple_shapes)
-                               if node.instruction.shape.is_tuple else 1)
-        if not rest_dropped:
-            _PENDING.pop(node.order, None)
-    for (node, index), value in zip(outputs, values):
-        node.value[index or 0] = value
-        for array in held.get((node.order, index), ()):
-            array._set(value)
+def _check_closed(nodes: list[Node]) -> None:
+    """Raise Outside where a node reads a pending node that is not among `nodes`."""
+    members = {n.order for n in nodes}
+    if any(node.pending and node.order not in members
+           for n in nodes for node, _ in refs(n.operands)):
+        raise lazy_cluster.Outside
 
 
-def _cluster(arrays) -> list[Node]:
-    """The pending nodes the arrays depend on, in recording order."""
+def _closure(nodes) -> list[Node]:
+    """The pending nodes among `nodes` and those they read, in recording order
+    (those left out of the pending graph included)."""
     seen: dict[int, Node] = {}
-    stack = [a._node for a in arrays if a._value is None and a._node is not None]
+    stack = list(nodes)
     while stack:
         node = stack.pop()
         if node.order in seen or node.operands is None:

@@ -106,16 +106,6 @@ def run(executable, leaves: list) -> list:
     return [_as_numpy(r) for r in executable.run(list(leaves))]
 
 
-def compiled(nodes: list[Node], outputs: list, breaks: list[str]) -> list:
-    """Build (or find) the cluster's executable and run it on the leaves."""
-    structure, leaves = spelled(nodes)
-    position = {node.order: k for k, node in enumerate(nodes)}
-    wanted = tuple((position[n.order], i) for n, i in outputs)
-    executable = (cached(structure, wanted, leaves)
-                  or compile_cluster(nodes, structure, wanted, leaves, breaks))
-    return run(executable, leaves)
-
-
 def _as_numpy(value):
     return tuple(_as_numpy(v) for v in value) if isinstance(value, (tuple, list)) else value
 
