@@ -91,6 +91,8 @@ def cached(structure: tuple, wanted: tuple, leaves: list):
 
 def compile_cluster(nodes: list[Node], structure: tuple, wanted: tuple, leaves: list,
                     breaks: list[str]):
+    """Build the cluster's module, compile it, and cache the executable (with
+    --xla_clustering_debug, dump the module and the list of cuts first)."""
     module = build_module(f"cluster_{next(_NUMBER)}", nodes, structure, wanted,
                           [array_shape(v.shape, v.dtype) for v in leaves])
     _dump(module, breaks)
@@ -103,6 +105,7 @@ def compile_cluster(nodes: list[Node], structure: tuple, wanted: tuple, leaves: 
 
 
 def run(executable, leaves: list) -> list:
+    """The cluster's outputs, as NumPy values, for these leaves."""
     return [_as_numpy(r) for r in executable.run(list(leaves))]
 
 
