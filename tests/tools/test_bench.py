@@ -39,6 +39,19 @@ def test_tiny_suite_writes_table_and_json(tmp_path, capsys):
     assert all(f["per_example"] > 0 for f in fits)
 
 
+def test_lazy_suite_shows_three_modes_and_no_compile_after_warm_up(capsys):
+    """`xlapy bench --lazy`: per workload op by op, lazy and jit with their ratios
+    and the clusters compiled after the warm-up (none); then recording's cost per op."""
+    assert main(["bench", "--lazy", "--tiny"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines()
+            if line.startswith(("softmax regression", "MLP", "encoder forward"))]
+    assert len(rows) == 3 and all(row[-1] == "0" for row in rows), out
+    costs = {line.split()[0]: line.split()[1:] for line in out.splitlines()
+             if line.split()[:1] in (["add"], ["exp"], ["matmul"], ["sum"])}
+    assert len(costs) == 4 and all(float(v) > 0 for pair in costs.values() for v in pair)
+
+
 def test_every_workload_builds_and_peers_agree():
     """At tiny sizes each runnable peer returns the same values as xlapy's jit."""
     for workload in WORKLOADS:
