@@ -460,10 +460,12 @@ def _run(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
     later = () if rest_dropped else _later(nodes)
     if len(nodes) < debug_options().xla_min_cluster_size:
         _check_closed(nodes)
+        _count_cut(reason, nodes)
         held = _held(nodes, later)
         values = lazy_cluster.interpret(nodes, [(nodes[k], i) for k, i in held])
     else:
         structure, leaves = lazy_cluster.spelled(nodes)
+        _count_cut(reason, nodes)   # (before a compile: a new cluster's dump lists it)
         held = _held(nodes, later)
         executable = lazy_cluster.cached(structure, tuple(held), leaves)
         if executable is None:
@@ -474,10 +476,6 @@ def _run(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
                           or lazy_cluster.compile_cluster(nodes, structure, tuple(held),
                                                           leaves, _BREAKS))
         values = lazy_cluster.run(executable, leaves)
-    _BREAKS.append(f"{reason}: a cluster of {len(nodes)} operations")
-    del _BREAKS[:-_MAX_BREAKS]
-    STATS.clusters += 1
-    STATS.operations += len(nodes)
     for node in nodes:   # computed: the graph behind them can go
         node.operands = None
         node.value = [None] * len(node.outputs)   # (one output per tuple element at least)
@@ -488,6 +486,13 @@ def _run(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
         node.value[index or 0] = value
         for array in held[k, index]:
             array._set(value)
+
+
+def _count_cut(reason: str, nodes: list[Node]) -> None:
+    _BREAKS.append(f"{reason}: a cluster of {len(nodes)} operations")
+    del _BREAKS[:-_MAX_BREAKS]
+    STATS.clusters += 1
+    STATS.operations += len(nodes)
 
 
 def _later(nodes: list[Node]) -> list[Node]:
