@@ -174,10 +174,9 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 
 def _check_inputs(args, allow_int: bool) -> None:
     for leaf in tree_flatten(args)[0]:
-        dtype = leaf.dtype if isinstance(leaf, (Array, np.ndarray)) else None
-        if dtype is None or not is_differentiable_type(dtype):   # (the type it takes)
-            dtype = np.dtype(as_array(leaf).dtype)
+        dtype = leaf.dtype if isinstance(leaf, (Array, np.ndarray)) else as_array(leaf).dtype
         if not is_differentiable_type(dtype) and not allow_int:
+            dtype = np.dtype(as_array(leaf).dtype)   # (named as the type it takes)
             raise TypeError(f"grad requires real- or complex-valued inputs, but got {dtype}; "
                             "use vjp, or pass allow_int=True for float0 gradients")
 

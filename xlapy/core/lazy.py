@@ -289,7 +289,7 @@ def _cut_iteration() -> None:
         if order >= due:
             break
         nodes.append(node)
-    _run_prefix(nodes, "the loop's next iteration began (the first pending operation "
+    _run_closed(nodes, "the loop's next iteration began (the first pending operation "
                 "recorded again)")
 
 
@@ -410,39 +410,31 @@ def _flush_a_prefix() -> None:
     first = signature(nodes[0].instruction)
     cut = next((k for k in range(len(nodes) - 1, len(nodes) // 4, -1)
                 if signature(nodes[k].instruction) == first), len(nodes))
-    _run_prefix(nodes[:cut], "the pending graph reached --xlapy_lazy_max_pending operations")
+    _run_closed(nodes[:cut], "the pending graph reached --xlapy_lazy_max_pending operations")
 
 
-def _run_prefix(nodes: list[Node], reason: str) -> None:
-    """Run the first pending nodes, and any they read from outside the pending graph."""
+def _run_closed(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
+    """`_run` of `nodes`, and of any pending node they read from outside the
+    pending graph (the copy of a stand-in a handle kept)."""
     try:
-        _run(nodes, reason)
+        _run(nodes, reason, rest_dropped)
     except lazy_cluster.Outside:
-        _run(_closure(nodes), reason)
+        _run(_closure(nodes), reason, rest_dropped)
 
 
 def materialize(arrays: list[LazyArray], reason: str) -> None:
     """Compute `arrays` and, in the same cluster, every other pending value the
     program still holds (as PyTorch/XLA's step marker does): a loop's cut then
     falls at the same place every iteration, so its cluster has one structure.
-    The cluster is the whole pending graph (what nothing holds is left to the
-    pipeline's dead-code elimination), or, where a value reads a pending node
-    outside it (the copy of a stand-in a handle kept), what the values need."""
+    The cluster is the whole pending graph: what nothing holds is left to the
+    pipeline's dead-code elimination."""
     arrays = [a for a in arrays if not a._computed()]
     if not arrays:
         return
-    whole = all(_PENDING.get(a._node.order) is a._node for a in arrays)
-    try:
-        if whole:
-            _run(list(_PENDING.values()), reason, rest_dropped=True)
-    except lazy_cluster.Outside:
-        whole = False
-    if not whole:
-        gc.collect(0)   # handles kept only by garbage cycles (autodiff's tapes) are not held
-        arrays += [a for node in list(_PENDING.values()) for ref in node.outputs
-                   if (a := ref()) is not None and a._value is None]
-        _run(_closure(a._node for a in arrays if a._value is None and a._node is not None),
-             reason, rest_dropped=True)
+    nodes = list(_PENDING.values())
+    if not all(_PENDING.get(a._node.order) is a._node for a in arrays):
+        nodes = _closure(nodes + [a._node for a in arrays])
+    _run_closed(nodes, reason, rest_dropped=True)
     _PENDING.clear()   # what is left, nothing holds: it would only join the next cluster
     _STATE.cut_due = _STATE.repeat = None
 
