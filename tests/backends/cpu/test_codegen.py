@@ -239,6 +239,37 @@ def test_large_epilogue_runs_in_place_between_threads(flags, threads):
     assert "kind=kOutput" in text
 
 
+@pytest.mark.parametrize("threads", ["1", "0"])
+def test_epilogue_writes_over_an_operand_it_reads(flags, threads):
+    """An MLP's forward and backward through GELU, as a transformer's has them:
+    the gradient's dot epilogue reads the pre-activation, whose buffer (dead
+    after it) becomes its output. The epilogue reads that operand through the
+    output pointer, so the loop still vectorises; the values must not change."""
+    from xlapy import lax
+    from xlapy.hlo.opcode import Opcode
+
+    flags(f"--xla_cpu_parallelism={threads}")
+
+    def f(x, w1, w2, g):
+        h = x @ w1
+        e = lax.erf(h * 0.70710677)
+        out = (h * 0.5 * (1 + e)) @ w2
+        dy = g @ w2.T
+        dh = dy * 0.5 * (1 + e) + dy * h * 0.5641896 * xnp.exp(-(h * 0.70710677) ** 2) \
+            * 0.70710677
+        return out, dh @ w1.T
+
+    rng = np.random.default_rng(8)
+    x, w1, w2, g = (rng.standard_normal(s).astype(np.float32)
+                    for s in ((64, 32), (32, 128), (128, 32), (64, 32)))
+    got, want = cpu_and_interpreter(f, x, w1, w2, g)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-3)
+    executable = executable_of(f, x, w1, w2, g)
+    assert any(i.opcode is Opcode.FUSION and i.attr("kind").value == "kOutput"
+               for i, _, _ in executable.assignment.shared)
+
+
 FFT = """HloModule fft
 ENTRY e {
   x = c64[16] parameter(0)

@@ -170,14 +170,20 @@ def _gemm_then_epilogue(cg, instruction, dot, plan, operands, product, out_slice
     cg.call_kernel(fn, [lhs, rhs, product], 1, 1)
     if instruction.attr("calls").root_instruction is dot:
         return
-    # in place, the product is the output pointer itself: LLVM then knows each
-    # element is read before it is written (two pointers to one buffer would
-    # fail its overlap checks and keep the loop scalar)
-    extra = [] if product == out_slice else [product]
-    slices = [s for _, s in operands] + extra + [out_slice]
+    # The product, and an operand whose buffer the output takes over, are read
+    # through the output pointer itself: LLVM then knows each element is read
+    # before it is written (two pointers to one buffer fail its overlap checks
+    # and keep the loop scalar: a GELU-gradient epilogue with a scalar exp cost
+    # more than its GEMM), and the other pointers stay noalias.
+    reads = [s for _, s in operands] + ([] if product == out_slice else [product])
+    kept = [s for s in reads if s != out_slice]
+    slices = kept + [out_slice]
     fn, b, pointers, begin, end = kernel_function(
-        cg.llmod, name, len(slices), noalias=codegen.disjoint(slices, len(slices) - 1))
-    _emit_epilogue(cg, b, instruction, dot, pointers, pointers[-1 - len(extra)], begin, end)
+        cg.llmod, name, len(slices), noalias=codegen.disjoint(slices, len(kept)))
+    given = dict(zip(kept, pointers))
+    read = [given.get(s, pointers[-1]) for s in reads]
+    _emit_epilogue(cg, b, instruction, dot, read[:len(operands)] + [pointers[-1]],
+                   read[-1] if product != out_slice else pointers[-1], begin, end)
     b.ret_void()
     work = instruction.shape.element_count * codegen.work_per_element(instruction)
     cg.call_kernel(fn, slices, outer_extent(instruction.shape), work)
