@@ -127,6 +127,30 @@ def test_dot_through_gemm(flags, shape_a, shape_b, batch, dtype):
     np.testing.assert_allclose(transposed, want_t, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("threads", ["1", "4"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_batched_dots_split_by_entry(flags, threads, dtype):
+    """Attention's products: batch dims not outermost in the operands (heads in the
+    middle), a batch that does not divide between the threads, an epilogue; and
+    a batch of entries big enough to thread each GEMM instead."""
+    from xlapy.backends.cpu.kernels.dot import BATCH_SPLIT_MACS
+
+    flags(f"--xla_cpu_parallelism={threads}")
+    rng = np.random.default_rng(11)
+    q, k = ((rng.standard_normal((3, 20, 5, 16)) * 4).astype(dtype) for _ in range(2))
+
+    def scores(q, k):
+        s = xnp.einsum("bqhd,bkhd->bhqk", q, k)
+        return s, s * 3 + 1
+    got, want = cpu_and_interpreter(scores, q, k)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-3)
+    side = round(BATCH_SPLIT_MACS ** (1 / 3)) + 8
+    a, b = (rng.standard_normal((3, side, side)).astype(dtype) for _ in range(2))
+    got, want = cpu_and_interpreter(lambda p, q: p @ q, a, b)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
 DOT_DIMS = """HloModule dots
 ENTRY e {{
   a = f32[{a}] parameter(0)

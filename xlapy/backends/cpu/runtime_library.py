@@ -43,9 +43,16 @@ def gemm_symbol(dtype, threads: int) -> str:
     return f"xlapy_rt_gemm_{np.dtype(dtype).name}_t{threads}"
 
 
-def gemm_declaration(module: ir.Module, dtype, threads: int) -> ir.Function:
-    """The runtime GEMM for `dtype`, declared in `module` (resolved at load time)."""
-    name = gemm_symbol(dtype, threads)
+SERIAL = "_serial"
+"""The suffix of the single-threaded GEMM each runtime GEMM object also exports."""
+
+
+def gemm_declaration(module: ir.Module, dtype, threads: int,
+                     serial: bool = False) -> ir.Function:
+    """The runtime GEMM for `dtype`, declared in `module` (resolved at load time);
+    `serial`: the same object's single-threaded kernel, for callers that are
+    already one of several threads (each entry of a batched dot)."""
+    name = gemm_symbol(dtype, threads) + (SERIAL if serial else "")
     ensure_gemm(dtype, threads)
     needs = getattr(module, "xlapy_runtime", None)
     if needs is not None:
@@ -186,16 +193,18 @@ def _build_gemm(name: str, dtype, threads: int) -> None:
     def build() -> bytes:
         module = new_module(name)
         module.xlapy_runtime = set()   # its parallel bands run on the shared pool
-        inner = gemm.gemm_function(module, dtype, threads)
-        wrapper = ir.Function(module, inner.function_type, name)
-        b = ir.IRBuilder(wrapper.append_basic_block("entry"))
-        b.call(inner, list(wrapper.args))
-        b.ret_void()
+        for symbol, inner in ((name, gemm.gemm_function(module, dtype, threads)),
+                              (name + SERIAL, gemm.gemm_function(module, dtype, 1))):
+            wrapper = ir.Function(module, inner.function_type, symbol)
+            b = ir.IRBuilder(wrapper.append_basic_block("entry"))
+            b.call(inner, list(wrapper.args))
+            b.ret_void()
         return compile_to_object(module, built_once=True)
 
     ensure_pool()   # the GEMM's parallel bands call it (building the IR loads it too)
     loaded = LoadedObject(cached_object(name, build))
-    llvm.add_symbol(name, loaded.address(name))
+    for symbol in (name, name + SERIAL):
+        llvm.add_symbol(symbol, loaded.address(symbol))
     _LOADED[name] = loaded
 
 

@@ -73,23 +73,72 @@ def _collapsed(dims, sizes, dim_strides):
     return size, dim_strides[kept[-1]]
 
 
-def _emit_gemm_calls(cg, b, plan, ptype, lhs_ptr, rhs_ptr, out_ptr):
-    batch, m, n, k, (ars, acs), (brs, bcs), ldc = plan
+def _gemm_kernel(cg, name: str, plan, ptype, slices) -> None:
+    """Emit and call the kernel computing the dot of `plan` from slices (lhs, rhs, out).
+
+    A batch of small products (attention's heads: 32 of 128 x 128 x 64) is
+    split between threads by batch entry, each running the single-threaded
+    GEMM: one parallel loop instead of one per entry, each too small to share
+    well. Otherwise each product is a GEMM that threads itself."""
+    batch, m, n, k = plan[:4]
+    entries = 1
+    for size, *_ in batch:
+        entries *= size
+    threads = cg.options.threads
+    by_entry = threads > 1 and entries >= threads and (
+        m * n * k <= BATCH_SPLIT_MACS or entries % threads == 0)
+    fn, b, pointers, begin, end = kernel_function(cg.llmod, name, 3, noalias=False)
+    gemm = _gemm_callee(cg, ptype, serial=by_entry)
+    if by_entry:
+        _gemm_calls(b, plan, ptype, gemm, pointers, begin, end)
+        b.ret_void()
+        cg.call_kernel(fn, slices, entries, entries * m * n * k)
+    else:
+        _gemm_calls(b, plan, ptype, gemm, pointers, None, None)
+        b.ret_void()
+        cg.call_kernel(fn, slices, 1, 1)   # gemm threads itself
+
+
+BATCH_SPLIT_MACS = 1 << 22
+"""Up to this many multiply-adds per entry (a 160^3 product), a batched dot is
+split between threads by entry whatever the batch size; larger entries only
+when the batch divides evenly, else each GEMM threads itself."""
+
+
+def _gemm_callee(cg, ptype, serial: bool) -> ir.Function:
     dtype = ptype.numpy
+    threads = 1 if serial else cg.options.threads
     if cg.options.inline_runtime or dtype.name not in FAST_GEMM_TYPES:
-        gemm = gemm_function(cg.llmod, dtype, cg.options.threads)
-    else:   # shared, compiled once per process (runtime_library.py)
-        gemm = gemm_declaration(cg.llmod, dtype, cg.options.threads)
+        return gemm_function(cg.llmod, dtype, threads)
+    # shared, compiled once per process (runtime_library.py)
+    return gemm_declaration(cg.llmod, dtype, cg.options.threads, serial=serial)
+
+
+def _gemm_calls(b, plan, ptype, gemm, pointers, begin, end) -> None:
+    """gemm on each batch entry: all of them, or the flattened entries [begin, end)."""
+    batch, m, n, k, (ars, acs), (brs, bcs), ldc = plan
     elem = T.storage_type(ptype)
-    lhs = b.bitcast(lhs_ptr, elem.as_pointer())
-    rhs = b.bitcast(rhs_ptr, elem.as_pointer())
-    out = b.bitcast(out_ptr, elem.as_pointer())
+    lhs, rhs, out = (b.bitcast(p, elem.as_pointer()) for p in pointers)
     c = lambda v: ir.Constant(T.I64, v)  # noqa: E731
+
+    def call(lo, ro, oo):
+        b.call(gemm, [c(m), c(n), c(k), b.gep(lhs, [lo]), c(ars), c(acs),
+                      b.gep(rhs, [ro]), c(brs), c(bcs), b.gep(out, [oo]), c(ldc)])
+
+    if begin is not None:
+        with for_range(b, begin, end, name="entry") as entry:
+            offsets = [c(0), c(0), c(0)]
+            rest = entry
+            for size, *strides in reversed(batch):   # the last batch dimension is minor
+                index = b.srem(rest, c(size))
+                rest = b.sdiv(rest, c(size))
+                offsets = [b.add(o, b.mul(index, c(s))) for o, s in zip(offsets, strides)]
+            call(*offsets)
+        return
 
     def level(i, lo, ro, oo):
         if i == len(batch):
-            b.call(gemm, [c(m), c(n), c(k), b.gep(lhs, [lo]), c(ars), c(acs),
-                          b.gep(rhs, [ro]), c(brs), c(bcs), b.gep(out, [oo]), c(ldc)])
+            call(lo, ro, oo)
             return
         size, ls, rs, os = batch[i]
         with for_range(b, 0, size, name=f"batch{i}") as iv:
@@ -109,10 +158,7 @@ def dot_kernel(cg, instruction) -> bool:
     slices = [s for _, s in operands] + [outputs[0][2]]
     name = f"k{cg._kernels}_dot"
     cg._kernels += 1
-    fn, b, pointers, _, _ = kernel_function(cg.llmod, name, 3, noalias=False)
-    _emit_gemm_calls(cg, b, plan, instruction.shape.element_type, *pointers)
-    b.ret_void()
-    cg.call_kernel(fn, slices, 1, 1)   # gemm threads itself
+    _gemm_kernel(cg, name, plan, instruction.shape.element_type, slices)
     return True
 
 
@@ -164,10 +210,7 @@ def _gemm_then_epilogue(cg, instruction, dot, plan, operands, product, out_slice
     kernel split between threads like any elementwise loop (a GELU-gradient
     epilogue over f32[8,128,1024] had cost twice its GEMM on one thread)."""
     lhs, rhs = (operands[o.parameter_number][1] for o in dot.operands)
-    fn, b, pointers, _, _ = kernel_function(cg.llmod, name + "_gemm", 3, noalias=False)
-    _emit_gemm_calls(cg, b, plan, dot.shape.element_type, *pointers)
-    b.ret_void()
-    cg.call_kernel(fn, [lhs, rhs, product], 1, 1)
+    _gemm_kernel(cg, name + "_gemm", plan, dot.shape.element_type, [lhs, rhs, product])
     if instruction.attr("calls").root_instruction is dot:
         return
     # The product, and an operand whose buffer the output takes over, are read
