@@ -199,27 +199,48 @@ def element_bytes(element: ir.Type) -> int:
 
 
 def _k_loop(b: ir.IRBuilder, element: ir.Type, blk: Blocking, kc, a_rows, a_cs, b_panel):
-    """The FMA loop over k (A[i, k] at a_rows[i][k * a_cs]); the MR x NV accumulators after it."""
+    """The FMA loop over k (A[i, k] at a_rows[i][k * a_cs]); the MR x NV accumulators
+    after it. Unrolled UNROLL times, then one k at a time for the rest."""
     vector = ir.VectorType(element, blk.lanes)
-    fma = fma_intrinsic(b.module, vector)
     zero = ir.Constant(vector, None)
-    accs = [[Accumulator(b, zero, name=f"c{i}_{v}") for v in range(blk.nv)]
-            for i in range(blk.mr)]
-    vector_align = blk.lanes * element_bytes(element)
-    with for_range(b, const(0), kc, name="k") as k:
-        for acc in _flat(accs):
-            acc.enter()
-        b_row = b.gep(b_panel, [b.mul(k, const(blk.nr))])
-        b_vectors = [b.load(b.bitcast(b.gep(b_row, [const(v * blk.lanes)]), vector.as_pointer()),
-                            align=vector_align) for v in range(blk.nv)]
-        a_offset = b.mul(k, a_cs)
-        for i in range(blk.mr):
-            broadcast = splat(b, b.load(b.gep(a_rows[i], [a_offset])), blk.lanes)
-            for v in range(blk.nv):
-                accs[i][v].set(b.call(fma, [broadcast, b_vectors[v], accs[i][v].value]))
-        for acc in _flat(accs):
-            acc.close()
-    return [[acc.result(b) for acc in row] for row in accs]
+    values = [[zero] * blk.nv for _ in range(blk.mr)]
+    unrolled = b.mul(b.sdiv(kc, const(UNROLL)), const(UNROLL))
+    for start, stop, step in ((const(0), unrolled, UNROLL), (unrolled, kc, 1)):
+        accs = [[Accumulator(b, values[i][v], name=f"c{i}_{v}") for v in range(blk.nv)]
+                for i in range(blk.mr)]
+        with for_range(b, start, stop, const(step), name="k") as k:
+            for acc in _flat(accs):
+                acc.enter()
+            current = [[acc.value for acc in row] for row in accs]
+            for u in range(step):
+                current = _k_step(b, vector, blk, b.add(k, const(u)), a_rows, a_cs, b_panel,
+                                  current)
+            for row, new in zip(accs, current):
+                for acc, value in zip(row, new):
+                    acc.set(value)
+            for acc in _flat(accs):
+                acc.close()
+        values = [[acc.result(b) for acc in row] for row in accs]
+    return values
+
+
+UNROLL = 4
+"""k steps per iteration of the micro-kernel's loop: its counter, compare and
+branch are then a sixteenth of the work beside 96 FMAs, not a sixth beside 24."""
+
+
+def _k_step(b: ir.IRBuilder, vector, blk: Blocking, k, a_rows, a_cs, b_panel, accs):
+    fma = fma_intrinsic(b.module, vector)
+    vector_align = blk.lanes * element_bytes(vector.element)
+    b_row = b.gep(b_panel, [b.mul(k, const(blk.nr))])
+    b_vectors = [b.load(b.bitcast(b.gep(b_row, [const(v * blk.lanes)]), vector.as_pointer()),
+                        align=vector_align) for v in range(blk.nv)]
+    a_offset = b.mul(k, a_cs)
+    out = []
+    for i in range(blk.mr):
+        broadcast = splat(b, b.load(b.gep(a_rows[i], [a_offset])), blk.lanes)
+        out.append([b.call(fma, [broadcast, b_vectors[v], accs[i][v]]) for v in range(blk.nv)])
+    return out
 
 
 def splat(b: ir.IRBuilder, value: ir.Value, lanes: int) -> ir.Value:
