@@ -281,6 +281,18 @@ def test_block_boundaries_of_the_real_blocking(dtype, m, n, k):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("m, n, k", [(50, 96, 390), (13, 64, 33), (7, 100, 16), (20, 32, 15)])
+def test_transposed_b_panels(dtype, m, n, k):
+    """A transposed B (a dense layer's input gradient, attention's q @ k^T): whole
+    panels are transposed in registers a square block at a time, with the last
+    k % lanes values and the last, partial panel copied one by one."""
+    rng = np.random.default_rng(m * n + k)
+    a = operand(rng, m, k, dtype, "row")
+    b = operand(rng, k, n, dtype, "col")
+    check(run(threaded_kernel(dtype), a, b, dtype), a, b, dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("bits", [128, 256])
 def test_narrower_vector_widths(dtype, bits):
     rng = np.random.default_rng(bits)

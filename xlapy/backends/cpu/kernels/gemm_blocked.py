@@ -105,8 +105,8 @@ def _loop_nest(b: ir.IRBuilder, args, blk: Blocking, name: str, a_pack, b_pack) 
     module = b.module
     element = a.type.pointee
     variant = f"{'packed' if a_pack is not None else 'direct'}{blk.nr}"
-    pack_a = _packer(module, element, blk.mr, f"{name}.pack_a")
-    pack_b = _packer(module, element, blk.nr, f"{name}.pack_b{blk.nr}")
+    pack_a = _packer(module, element, blk.mr, blk.lanes, f"{name}.pack_a")
+    pack_b = _packer(module, element, blk.nr, blk.lanes, f"{name}.pack_b{blk.nr}")
     macro = _macro_kernel(module, element, blk, f"{name}.{variant}", a_pack is not None)
     with for_range(b, const(0), m, const(blk.mc), name="ic") as ic:
         mc = imin(b, const(blk.mc), b.sub(m, ic))
@@ -150,13 +150,15 @@ def _macro_kernel(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
     return fn
 
 
-def _packer(module: ir.Module, element: ir.Type, width: int, name: str) -> ir.Function:
+def _packer(module: ir.Module, element: ir.Type, width: int, lanes: int,
+            name: str) -> ir.Function:
     """void pack(i64 kc, i64 extent, T* src, i64 across, i64 along_k, T* dst).
 
     Copies src[k * along_k + x * across] (k < kc, x < extent) into panels of
     `width` values of x: panel p holds dst[p * width * kc + k * width + x'],
     zero where p * width + x' >= extent. A is packed with width MR (x = row),
-    B with width NR (x = column)."""
+    B with width NR (x = column). A whole panel whose values run along k (a
+    transposed B) is transposed in registers, `lanes` x `lanes` at a time."""
     if name in module.globals:
         return module.globals[name]
     ptr = element.as_pointer()
@@ -179,9 +181,63 @@ def _packer(module: ir.Module, element: ir.Type, width: int, name: str) -> ir.Fu
                     with cut:
                         _copy_rows(b, element, width, kc, panel_src, along_k, panel_dst, valid)
             with strided:
-                _copy_columns(b, width, kc, valid, panel_src, across, along_k, panel_dst)
+                if width % lanes:
+                    _copy_columns(b, width, kc, valid, panel_src, across, along_k, panel_dst)
+                else:
+                    blocks = b.and_(full, b.icmp_signed("==", along_k, const(1)))
+                    with b.if_else(blocks) as (transposed, scalar):
+                        with transposed:
+                            _copy_transposed(b, element, width, lanes, kc, panel_src, across,
+                                             panel_dst)
+                        with scalar:
+                            _copy_columns(b, width, kc, valid, panel_src, across, along_k,
+                                          panel_dst)
     b.ret_void()
     return fn
+
+
+def _copy_transposed(b: ir.IRBuilder, element, width: int, lanes: int, kc, src, across,
+                     dst) -> None:
+    """A whole panel whose `width` values of x each run along k (unit stride): blocks
+    of `lanes` x and `lanes` k are loaded a vector per x, transposed in registers
+    and stored a vector per k; the last kc % lanes values of k one at a time."""
+    vector = ir.VectorType(element, lanes)
+    align = element_bytes(element)
+    whole = b.mul(b.sdiv(kc, const(lanes)), const(lanes))
+    with for_range(b, const(0), whole, const(lanes), name="kt") as k:
+        for x0 in range(0, width, lanes):
+            rows = [b.load(b.bitcast(b.gep(src, [b.add(b.mul(const(x0 + x), across), k)]),
+                                     vector.as_pointer()), align=align)
+                    for x in range(lanes)]
+            for j, column in enumerate(transpose(b, rows)):
+                target = b.gep(dst, [b.add(b.mul(b.add(k, const(j)), const(width)),
+                                           const(x0))])
+                b.store(column, b.bitcast(target, vector.as_pointer()), align=align)
+    with for_range(b, const(0), const(width), name="xt") as x:
+        src_x = b.gep(src, [b.mul(x, across)])
+        dst_x = b.gep(dst, [x])
+        with for_range(b, whole, kc, name="kr") as k:
+            b.store(b.load(b.gep(src_x, [k])), b.gep(dst_x, [b.mul(k, const(width))]))
+
+
+def transpose(b: ir.IRBuilder, rows: list) -> list:
+    """The columns of the square matrix whose rows are the vectors `rows` (a power of
+    two of them, as long as they are wide): log2(n) rounds of two-vector shuffles,
+    each swapping the off-diagonal blocks of one size."""
+    n = len(rows)
+    rows = list(rows)
+    h = n // 2
+    while h:
+        low = ir.Constant(ir.VectorType(ir.IntType(32), n),
+                          [lane if not lane & h else n + lane - h for lane in range(n)])
+        high = ir.Constant(ir.VectorType(ir.IntType(32), n),
+                           [lane + h if not lane & h else n + lane for lane in range(n)])
+        for i in range(n):
+            if not i & h:
+                rows[i], rows[i + h] = (b.shuffle_vector(rows[i], rows[i + h], low),
+                                        b.shuffle_vector(rows[i], rows[i + h], high))
+        h //= 2
+    return rows
 
 
 def _copy_rows(b: ir.IRBuilder, element, width: int, kc, src, along_k, dst, valid) -> None:
