@@ -282,8 +282,9 @@ def test_block_boundaries_of_the_real_blocking(dtype, m, n, k):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("m, n, k", [(50, 96, 390), (13, 64, 33), (7, 100, 16), (20, 32, 15)])
-def test_transposed_b_panels(dtype, m, n, k):
-    """A transposed B (a dense layer's input gradient, attention's q @ k^T): whole
+def test_panels_transposed_in_registers(dtype, m, n, k):
+    """A row-major A (every x @ W: rows of MR, fewer than a block's lanes) and a
+    transposed B (a dense layer's input gradient, attention's q @ k^T): whole
     panels are transposed in registers a square block at a time, with the last
     k % lanes values and the last, partial panel copied one by one."""
     rng = np.random.default_rng(m * n + k)

@@ -181,38 +181,43 @@ def _packer(module: ir.Module, element: ir.Type, width: int, lanes: int,
                     with cut:
                         _copy_rows(b, element, width, kc, panel_src, along_k, panel_dst, valid)
             with strided:
-                if width % lanes:
-                    _copy_columns(b, width, kc, valid, panel_src, across, along_k, panel_dst)
-                else:
-                    blocks = b.and_(full, b.icmp_signed("==", along_k, const(1)))
-                    with b.if_else(blocks) as (transposed, scalar):
-                        with transposed:
-                            _copy_transposed(b, element, width, lanes, kc, panel_src, across,
-                                             panel_dst)
-                        with scalar:
-                            _copy_columns(b, width, kc, valid, panel_src, across, along_k,
-                                          panel_dst)
+                blocks = b.and_(full, b.icmp_signed("==", along_k, const(1)))
+                with b.if_else(blocks) as (transposed, scalar):
+                    with transposed:
+                        _copy_transposed(b, element, width, lanes, kc, panel_src, across,
+                                         panel_dst)
+                    with scalar:
+                        _copy_columns(b, width, kc, valid, panel_src, across, along_k,
+                                      panel_dst)
     b.ret_void()
     return fn
 
 
 def _copy_transposed(b: ir.IRBuilder, element, width: int, lanes: int, kc, src, across,
                      dst) -> None:
-    """A whole panel whose `width` values of x each run along k (unit stride): blocks
-    of `lanes` x and `lanes` k are loaded a vector per x, transposed in registers
-    and stored a vector per k; the last kc % lanes values of k one at a time."""
+    """A whole panel whose `width` values of x each run along k (unit stride, a
+    row-major A or a transposed B): blocks of `lanes` x (fewer at the panel's
+    edge, such as A's 12 rows) and `lanes` k are loaded a vector per x,
+    transposed in registers and stored a vector per k; the last kc % lanes
+    values of k one at a time."""
     vector = ir.VectorType(element, lanes)
     align = element_bytes(element)
+    undefined = ir.Constant(vector, ir.Undefined)
     whole = b.mul(b.sdiv(kc, const(lanes)), const(lanes))
     with for_range(b, const(0), whole, const(lanes), name="kt") as k:
         for x0 in range(0, width, lanes):
+            count = min(lanes, width - x0)
             rows = [b.load(b.bitcast(b.gep(src, [b.add(b.mul(const(x0 + x), across), k)]),
                                      vector.as_pointer()), align=align)
-                    for x in range(lanes)]
+                    for x in range(count)] + [undefined] * (lanes - count)
+            part = ir.VectorType(element, count)
             for j, column in enumerate(transpose(b, rows)):
+                if count < lanes:
+                    column = b.shuffle_vector(column, undefined, ir.Constant(
+                        ir.VectorType(ir.IntType(32), count), list(range(count))))
                 target = b.gep(dst, [b.add(b.mul(b.add(k, const(j)), const(width)),
                                            const(x0))])
-                b.store(column, b.bitcast(target, vector.as_pointer()), align=align)
+                b.store(column, b.bitcast(target, part.as_pointer()), align=align)
     with for_range(b, const(0), const(width), name="xt") as x:
         src_x = b.gep(src, [b.mul(x, across)])
         dst_x = b.gep(dst, [x])
