@@ -291,6 +291,8 @@ def test_panels_transposed_in_registers(dtype, m, n, k):
     a = operand(rng, m, k, dtype, "row")
     b = operand(rng, k, n, dtype, "col")
     check(run(threaded_kernel(dtype), a, b, dtype), a, b, dtype)
+    for bits in (128, 256):   # blocks of 4 and 8 lanes, A's rows 4 or 6
+        check(run(width_kernel(dtype, bits), a, b, dtype), a, b, dtype)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
