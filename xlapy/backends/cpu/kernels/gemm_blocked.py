@@ -158,7 +158,8 @@ def _packer(module: ir.Module, element: ir.Type, width: int, lanes: int,
     `width` values of x: panel p holds dst[p * width * kc + k * width + x'],
     zero where p * width + x' >= extent. A is packed with width MR (x = row),
     B with width NR (x = column). A whole panel whose values run along k (a
-    transposed B) is transposed in registers, `lanes` x `lanes` at a time."""
+    row-major A, a transposed B) is transposed in registers, `lanes` x `lanes`
+    at a time."""
     if name in module.globals:
         return module.globals[name]
     ptr = element.as_pointer()
