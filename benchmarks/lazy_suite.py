@@ -58,10 +58,13 @@ def _record_cost() -> list[tuple[str, float, float]]:
                 lazy._STATE.cuts_held += 1   # only the recording is timed: no cluster runs
                 try:
                     keep.append(fn())   # the first call learns the recipe: not timed
-                    start = time.perf_counter()
-                    for _ in range(300):
-                        keep.append(fn())
-                    times[mode] = (time.perf_counter() - start) / 300
+                    blocks = []         # the median of 5 blocks: one pause is not a figure
+                    for _ in range(5):
+                        start = time.perf_counter()
+                        for _ in range(100):
+                            keep.append(fn())
+                        blocks.append((time.perf_counter() - start) / 100)
+                    times[mode] = sorted(blocks)[2]
                 finally:
                     lazy._STATE.cuts_held -= 1
                 keep.clear()
