@@ -306,22 +306,10 @@ class Codegen:
         themselves with `fused_parameters=False` — and the outputs listed."""
         operands = self.kernel_operands(instruction)
         outputs = self.output_leaves(instruction)
-        out_slices = [s for _, _, s in outputs]
-        # An operand whose buffer an output takes over in place is read through that
-        # output's pointer: with one pointer LLVM sees each element read before it is
-        # written (and vectorises without overlap checks, which would fail), and the
-        # other pointers stay noalias.
-        in_place = {i: out_slices.index(s) for i, (_, s) in enumerate(operands)
-                    if s in out_slices}
-        kept = [i for i in range(len(operands)) if i not in in_place]
-        slices = [operands[i][1] for i in kept] + out_slices
         name = f"k{self._kernels}_{symbol_name(instruction.name)}"
         self._kernels += 1
-        fn, b, pointers, begin, end = kernel_function(self.llmod, name, len(slices),
-                                                      noalias=disjoint(slices, len(kept)))
-        out_pointers = pointers[len(kept):]
-        in_pointers = dict(zip(kept, pointers))
-        in_pointers.update((i, out_pointers[j]) for i, j in in_place.items())
+        fn, b, in_pointers, out_pointers, slices, begin, end = in_place_kernel(
+            self.llmod, name, [s for _, s in operands], [s for _, _, s in outputs])
         if fused_parameters and instruction.opcode is Op.FUSION:
             inputs = instruction.attr("calls").parameters
         else:
@@ -435,6 +423,23 @@ def _transposes(instruction: HloInstruction) -> bool:
             if perm and perm[-1] != len(perm) - 1 and i.shape.element_count >= 1024:
                 return True
     return False
+
+
+def in_place_kernel(llmod: ir.Module, name: str, reads: list[Slice], writes: list[Slice]):
+    """(fn, builder, a pointer per read, a pointer per write, the slices to pass,
+    begin, end) of a new kernel reading `reads` and writing `writes`. A read
+    whose buffer a write takes over in place is read through that write's
+    pointer: with one pointer LLVM sees each element read before it is written
+    (and vectorises without overlap checks, which would fail and keep the loop
+    scalar), and the other pointers stay noalias."""
+    kept = [s for s in reads if s not in writes]
+    slices = kept + list(writes)
+    fn, b, pointers, begin, end = kernel_function(llmod, name, len(slices),
+                                                  noalias=disjoint(slices, len(kept)))
+    out_pointers = pointers[len(kept):]
+    given = dict(zip(kept, pointers))
+    in_pointers = [given[s] if s in given else out_pointers[writes.index(s)] for s in reads]
+    return fn, b, in_pointers, out_pointers, slices, begin, end
 
 
 def disjoint(slices: list[Slice], n_inputs: int) -> bool:

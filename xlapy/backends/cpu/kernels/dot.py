@@ -213,20 +213,12 @@ def _gemm_then_epilogue(cg, instruction, dot, plan, operands, product, out_slice
     _gemm_kernel(cg, name + "_gemm", plan, dot.shape.element_type, [lhs, rhs, product])
     if instruction.attr("calls").root_instruction is dot:
         return
-    # The product, and an operand whose buffer the output takes over, are read
-    # through the output pointer itself: LLVM then knows each element is read
-    # before it is written (two pointers to one buffer fail its overlap checks
-    # and keep the loop scalar: a GELU-gradient epilogue with a scalar exp cost
-    # more than its GEMM), and the other pointers stay noalias.
-    reads = [s for _, s in operands] + ([] if product == out_slice else [product])
-    kept = [s for s in reads if s != out_slice]
-    slices = kept + [out_slice]
-    fn, b, pointers, begin, end = kernel_function(
-        cg.llmod, name, len(slices), noalias=codegen.disjoint(slices, len(kept)))
-    given = dict(zip(kept, pointers))
-    read = [given.get(s, pointers[-1]) for s in reads]
-    _emit_epilogue(cg, b, instruction, dot, read[:len(operands)] + [pointers[-1]],
-                   read[-1] if product != out_slice else pointers[-1], begin, end)
+    # The product (in place), and an operand whose buffer the output takes over,
+    # are read through the output pointer (a GELU-gradient epilogue whose loop
+    # two pointers to one buffer kept scalar cost more than its GEMM).
+    fn, b, reads, (out,), slices, begin, end = codegen.in_place_kernel(
+        cg.llmod, name, [s for _, s in operands] + [product], [out_slice])
+    _emit_epilogue(cg, b, instruction, dot, reads[:-1] + [out], reads[-1], begin, end)
     b.ret_void()
     work = instruction.shape.element_count * codegen.work_per_element(instruction)
     cg.call_kernel(fn, slices, outer_extent(instruction.shape), work)
