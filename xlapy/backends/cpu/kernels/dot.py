@@ -10,6 +10,8 @@ generator path (`dot_generator.py`)."""
 
 from __future__ import annotations
 
+import math
+
 import llvmlite.ir as ir
 
 from xlapy.backends.cpu import codegen
@@ -81,22 +83,17 @@ def _gemm_kernel(cg, name: str, plan, ptype, slices) -> None:
     GEMM: one parallel loop instead of one per entry, each too small to share
     well. Otherwise each product is a GEMM that threads itself."""
     batch, m, n, k = plan[:4]
-    entries = 1
-    for size, *_ in batch:
-        entries *= size
+    entries = math.prod(size for size, *_ in batch)
     threads = cg.options.threads
     by_entry = threads > 1 and entries >= threads and (
         m * n * k <= BATCH_SPLIT_MACS or entries % threads == 0)
     fn, b, pointers, begin, end = kernel_function(cg.llmod, name, 3, noalias=False)
-    gemm = _gemm_callee(cg, ptype, serial=by_entry)
+    _gemm_calls(b, plan, ptype, _gemm_callee(cg, ptype, serial=by_entry), pointers, begin, end)
+    b.ret_void()
     if by_entry:
-        _gemm_calls(b, plan, ptype, gemm, pointers, begin, end)
-        b.ret_void()
         cg.call_kernel(fn, slices, entries, entries * m * n * k)
     else:
-        _gemm_calls(b, plan, ptype, gemm, pointers, None, None)
-        b.ret_void()
-        cg.call_kernel(fn, slices, 1, 1)   # gemm threads itself
+        cg.call_kernel(fn, slices, entries, 1, threads=1)   # each gemm threads itself
 
 
 BATCH_SPLIT_MACS = 1 << 22
@@ -115,37 +112,22 @@ def _gemm_callee(cg, ptype, serial: bool) -> ir.Function:
 
 
 def _gemm_calls(b, plan, ptype, gemm, pointers, begin, end) -> None:
-    """gemm on each batch entry: all of them, or the flattened entries [begin, end)."""
+    """gemm on the batch entries [begin, end), numbered with the last batch
+    dimension minor."""
     batch, m, n, k, (ars, acs), (brs, bcs), ldc = plan
     elem = T.storage_type(ptype)
     lhs, rhs, out = (b.bitcast(p, elem.as_pointer()) for p in pointers)
     c = lambda v: ir.Constant(T.I64, v)  # noqa: E731
-
-    def call(lo, ro, oo):
+    with for_range(b, begin, end, name="entry") as entry:
+        offsets = [c(0), c(0), c(0)]
+        rest = entry
+        for size, *strides in reversed(batch):
+            index = b.srem(rest, c(size))
+            rest = b.sdiv(rest, c(size))
+            offsets = [b.add(o, b.mul(index, c(s))) for o, s in zip(offsets, strides)]
+        lo, ro, oo = offsets
         b.call(gemm, [c(m), c(n), c(k), b.gep(lhs, [lo]), c(ars), c(acs),
                       b.gep(rhs, [ro]), c(brs), c(bcs), b.gep(out, [oo]), c(ldc)])
-
-    if begin is not None:
-        with for_range(b, begin, end, name="entry") as entry:
-            offsets = [c(0), c(0), c(0)]
-            rest = entry
-            for size, *strides in reversed(batch):   # the last batch dimension is minor
-                index = b.srem(rest, c(size))
-                rest = b.sdiv(rest, c(size))
-                offsets = [b.add(o, b.mul(index, c(s))) for o, s in zip(offsets, strides)]
-            call(*offsets)
-        return
-
-    def level(i, lo, ro, oo):
-        if i == len(batch):
-            call(lo, ro, oo)
-            return
-        size, ls, rs, os = batch[i]
-        with for_range(b, 0, size, name=f"batch{i}") as iv:
-            level(i + 1, b.add(lo, b.mul(iv, c(ls))), b.add(ro, b.mul(iv, c(rs))),
-                  b.add(oo, b.mul(iv, c(os))))
-
-    level(0, c(0), c(0), c(0))
 
 
 @special(Op.DOT)
