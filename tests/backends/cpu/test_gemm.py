@@ -271,9 +271,10 @@ def test_simple_path_of_floats(dtype):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("m, n, k", [(1600, 70, 9), (50, 800, 400), (100, 10, 784),
-                                     (13, 40, 390)])
+                                     (13, 40, 390), (100, 128, 784), (37, 200, 1170)])
 def test_block_boundaries_of_the_real_blocking(dtype, m, n, k):
-    """Shapes past MC, NC or KC with the production blocking, in every variant."""
+    """Shapes past MC, NC or KC with the production blocking, in every variant (K =
+    784 and 1170 leave a thin last K block, shared out over the others)."""
     rng = np.random.default_rng(m + n + k)
     a = operand(rng, m, k, dtype, "row")
     b = operand(rng, k, n, dtype, "row")

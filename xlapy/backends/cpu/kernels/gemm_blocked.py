@@ -70,7 +70,8 @@ def blocked_gemm(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
 
     narrow = dataclasses.replace(blk, nv=1)
     in_place = b.icmp_signed("<=", n, const(2 * blk.nr))
-    kc_cap = imin(b, const(blk.kc), k)
+    kc_step = k_block(b, blk.kc, k)
+    kc_cap = imin(b, kc_step, k)
     a_size = b.mul(imin(b, const(blk.mc), round_up(b, m, blk.mr)), kc_cap)
     a_size = b.select(in_place, const(0), a_size)
     b_size = b.mul(imin(b, const(blk.nc), round_up(b, n, blk.nr)), kc_cap)
@@ -88,18 +89,34 @@ def blocked_gemm(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
         with a_in_place:
             with b.if_else(b.icmp_signed("<=", n, const(narrow.nr))) as (one_vector, wide):
                 with one_vector:
-                    _loop_nest(b, fn.args, narrow, name, None, b_pack)
+                    _loop_nest(b, fn.args, narrow, name, None, b_pack, kc_step)
                 with wide:
-                    _loop_nest(b, fn.args, blk, name, None, b_pack)
+                    _loop_nest(b, fn.args, blk, name, None, b_pack, kc_step)
         with a_packed:
-            _loop_nest(b, fn.args, blk, name, a_pack, b_pack)
+            _loop_nest(b, fn.args, blk, name, a_pack, b_pack, kc_step)
     free(b, a_raw)
     free(b, b_raw)
     b.ret_void()
     return fn
 
 
-def _loop_nest(b: ir.IRBuilder, args, blk: Blocking, name: str, a_pack, b_pack) -> None:
+def k_block(b: ir.IRBuilder, kc: int, k: ir.Value) -> ir.Value:
+    """The K block: `kc`, unless the last block would be under half of it; then that
+    remainder is shared out over the others (rounded up to the micro-kernel's
+    unrolling, 4): K = 784 is two blocks of 392, not 384, 384 and a thin 16
+    that reloads and stores C for little work. (Blocks stay under 1.5 kc.)"""
+    blocks = b.sdiv(b.add(k, const(kc - 1)), const(kc))
+    last = b.sub(k, b.mul(b.sub(blocks, const(1)), const(kc)))
+    fewer = b.sub(blocks, const(1))
+    thin = b.and_(b.icmp_signed(">=", fewer, const(1)),
+                  b.icmp_signed("<", b.mul(last, const(2)), const(kc)))
+    safe = b.select(thin, fewer, const(1))
+    shared = round_up(b, b.sdiv(b.add(k, b.sub(safe, const(1))), safe), 4)
+    return b.select(thin, shared, const(kc))
+
+
+def _loop_nest(b: ir.IRBuilder, args, blk: Blocking, name: str, a_pack, b_pack,
+               kc_step: ir.Value) -> None:
     """The blocked nest for one variant; A is packed into `a_pack` unless it is None."""
     m, n, k, a, a_rs, a_cs, b_mat, b_rs, b_cs, c, ldc = args
     module = b.module
@@ -110,8 +127,8 @@ def _loop_nest(b: ir.IRBuilder, args, blk: Blocking, name: str, a_pack, b_pack) 
     macro = _macro_kernel(module, element, blk, f"{name}.{variant}", a_pack is not None)
     with for_range(b, const(0), m, const(blk.mc), name="ic") as ic:
         mc = imin(b, const(blk.mc), b.sub(m, ic))
-        with for_range(b, const(0), k, const(blk.kc), name="pc") as pc:
-            kc = imin(b, const(blk.kc), b.sub(k, pc))
+        with for_range(b, const(0), k, kc_step, name="pc") as pc:
+            kc = imin(b, kc_step, b.sub(k, pc))
             a_block = b.gep(a, [b.add(b.mul(ic, a_rs), b.mul(pc, a_cs))])
             if a_pack is not None:
                 b.call(pack_a, [kc, mc, a_block, a_rs, a_cs, a_pack])
