@@ -24,7 +24,7 @@ from xlapy.autodiff.forward import jvp_computation
 from xlapy.autodiff.lazy_vjp import lazy_vjp
 from xlapy.autodiff.record import record
 from xlapy.autodiff.reverse import vjp_computation
-from xlapy.autodiff.rules._util import full, zeros_like
+from xlapy.autodiff.rules._util import zeros_like
 from xlapy.autodiff.tape import is_differentiable_type
 from xlapy.core import lazy
 from xlapy.core.array import Array, ConcreteArray
@@ -59,6 +59,11 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     """(fun(*primals), vjp_fn[, aux]); `vjp_fn(ct)` gives a tuple with one
     cotangent per primal, shaped like it."""
     flat, in_tree = tree_flatten(primals)
+    return _vjp(fun, flat, in_tree, has_aux)
+
+
+def _vjp(fun: Callable, flat: list, in_tree, has_aux: bool):
+    """`vjp` of the primals flattened (`in_tree` the tree of the primals tuple)."""
     name = f"vjp({getattr(fun, '__name__', 'fun')})"
     recording = record(fun, flat, in_tree, name)
     n = len(recording.args)
@@ -152,18 +157,17 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums(argnums, len(args), "value_and_grad")
         call = functools.partial(fun, **kwargs) if kwargs else fun
-        diff_args = [args[i] for i in nums]
-        _check_inputs(diff_args, allow_int)
-        result = vjp(_partial(call, args, nums), *diff_args, has_aux=has_aux)
+        flat, in_tree = tree_flatten(tuple(args[i] for i in nums))
+        _check_inputs(flat, allow_int)
+        result = _vjp(_partial(call, args, nums), flat, in_tree, has_aux)
         value, pullback = result[0], result[1]
         value_array = as_array(value) if not isinstance(value, (tuple, list, dict)) else None
         if value_array is None or value_array.shape != () or \
-                not np.issubdtype(np.dtype(value_array.dtype), np.floating) and \
-                value_array.dtype.kind != "V":
+                np.dtype(value_array.dtype).kind not in "fV":   # (bfloat16's kind is V)
             raise TypeError("grad requires a real scalar output, got "
                             + (f"{value_array.dtype}{list(value_array.shape)}"
                                if value_array is not None else type(value).__name__))
-        grads = pullback(full((), 1, value_array.dtype))
+        grads = pullback(_one(value_array.dtype))
         grads = grads[0] if isinstance(argnums, int) else tuple(grads)
         if has_aux:
             return (value, result[2]), grads
@@ -172,8 +176,19 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     return value_and_grad_f
 
 
-def _check_inputs(args, allow_int: bool) -> None:
-    for leaf in tree_flatten(args)[0]:
+def _one(dtype) -> ConcreteArray:
+    """The cotangent 1 of a scalar output (a constant, not a recorded broadcast)."""
+    one = _ONES.get(dtype)
+    if one is None:
+        one = _ONES[dtype] = np.ones((), np.dtype(dtype))
+    return ConcreteArray(one)
+
+
+_ONES: dict = {}
+
+
+def _check_inputs(leaves: list, allow_int: bool) -> None:
+    for leaf in leaves:
         dtype = leaf.dtype if isinstance(leaf, (Array, np.ndarray)) else as_array(leaf).dtype
         if not is_differentiable_type(dtype) and not allow_int:
             dtype = np.dtype(as_array(leaf).dtype)   # (named as the type it takes)

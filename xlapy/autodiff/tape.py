@@ -123,8 +123,15 @@ def leaves(x) -> list:
 
 def is_differentiable_type(dtype) -> bool:
     """Floating point (real or complex) values carry derivatives; integers and
-    booleans get zero cotangents, as in JAX."""
-    return dtypes.is_float(dtype) or dtypes.is_complex(dtype)
+    booleans get zero cotangents, as in JAX. (Asked per argument per gradient
+    step: answered from a table.)"""
+    known = _DIFFERENTIABLE.get(dtype)
+    if known is None:
+        known = _DIFFERENTIABLE[dtype] = dtypes.is_float(dtype) or dtypes.is_complex(dtype)
+    return known
+
+
+_DIFFERENTIABLE: dict = {}
 
 
 def constant_array(instruction: HloInstruction):

@@ -196,6 +196,10 @@ def as_array(value, dtype=None) -> Array:
         return value
     if isinstance(value, Array):
         return convert(value, dtype)
+    if type(value) is np.ndarray and dtype is None:   # the commonest input: no conversion
+        target = dtypes.canonicalize(value.dtype)
+        if target == value.dtype and value.dtype.kind in "biufc":
+            return ConcreteArray(value, False)
     weak = (isinstance(value, (int, float, complex)) and not isinstance(value, (bool, np.generic))
             and dtype is None)
     target = np.dtype(dtype) if dtype is not None else dtypes.default_dtype_of(value)
