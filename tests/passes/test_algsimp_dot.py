@@ -41,6 +41,24 @@ CASES = [
   a = s32[2,3,4] parameter(0)
   b = s32[3,4,5] parameter(1)
   ROOT r = s32[2,5] dot(a, b), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}"""),
+    ("transpose_dot", """
+  x = s32[6,5] parameter(0)
+  g = s32[6,3] parameter(1)
+  d = s32[3,5] dot(g, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT t = s32[5,3] transpose(d), dimensions={1,0}""", """
+  x = s32[6,5] parameter(0)
+  g = s32[6,3] parameter(1)
+  ROOT r = s32[5,3] dot(x, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}"""),
+    ("transpose_dot_batched", """
+  a = s32[4,2,7] parameter(0)
+  b = s32[3,7,4] parameter(1)
+  d = s32[4,2,3] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2},
+      rhs_batch_dims={2}, rhs_contracting_dims={1}
+  ROOT t = s32[4,3,2] transpose(d), dimensions={0,2,1}""", """
+  a = s32[4,2,7] parameter(0)
+  b = s32[3,7,4] parameter(1)
+  ROOT r = s32[4,3,2] dot(b, a), lhs_batch_dims={2}, lhs_contracting_dims={1},
+      rhs_batch_dims={0}, rhs_contracting_dims={2}"""),
     ("dot_outer", """
   a = f32[2] parameter(0)
   b = f32[3] parameter(1)
@@ -89,6 +107,19 @@ def test_dot_transpose_float_results_agree():
         rtol=1e-6)
 
 
+def test_transpose_dot_float_results_agree():
+    """A weight gradient x^T @ g written as W is laid out: the interpreter agrees."""
+    check(hlo("""
+  x = f32[100,24] parameter(0)
+  g = f32[100,16] parameter(1)
+  d = f32[16,24] dot(g, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT t = f32[24,16] transpose(d), dimensions={1,0}"""), hlo("""
+  x = f32[100,24] parameter(0)
+  g = f32[100,16] parameter(1)
+  ROOT r = f32[24,16] dot(x, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}"""),
+        rtol=1e-6)
+
+
 @pytest.mark.parametrize("body", [
     # Folding would reorder the dims the dot keeps (the result would be transposed).
     """
@@ -101,6 +132,20 @@ def test_dot_transpose_float_results_agree():
   a = bf16[2] parameter(0)
   b = bf16[3] parameter(1)
   ROOT r = f32[2,3] dot(a, b), lhs_contracting_dims={}, rhs_contracting_dims={}""",
-], ids=["reordering_transpose", "widening_outer"])
+    # The dot has another user: swapping would compute the product twice.
+    """
+  x = s32[6,5] parameter(0)
+  g = s32[6,3] parameter(1)
+  d = s32[3,5] dot(g, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  t = s32[5,3] transpose(d), dimensions={1,0}
+  ROOT r = (s32[5,3], s32[3,5]) tuple(t, d)""",
+    # The transpose moves a batch dim: not the swapped dot's order.
+    """
+  a = s32[4,2,7] parameter(0)
+  b = s32[4,7,3] parameter(1)
+  d = s32[4,2,3] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2},
+      rhs_batch_dims={0}, rhs_contracting_dims={1}
+  ROOT t = s32[3,4,2] transpose(d), dimensions={2,0,1}""",
+], ids=["reordering_transpose", "widening_outer", "dot_used_twice", "batch_dim_moved"])
 def test_rule_does_not_apply(body):
     check_unchanged(hlo(body))

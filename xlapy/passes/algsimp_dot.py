@@ -1,6 +1,7 @@
 """Algebraic simplifier rules for dot: transposes folded into the dimension
-numbers (XLA's TransposeFolding) and dots that contract nothing turned into
-multiplies (part of XLA's dot strength reduction).
+numbers (XLA's TransposeFolding), a transposed result made by swapping the
+operands, and dots that contract nothing turned into multiplies (part of
+XLA's dot strength reduction).
 
 Folding a transpose keeps every product and the order in which the
 contracting dims are summed (they are paired in the listed order); only the
@@ -58,6 +59,42 @@ def dot_transpose(dot: HloInstruction, b: Rewriter) -> HloInstruction | None:
     return None
 
 
+def transpose_dot(op: HloInstruction, b: Rewriter) -> HloInstruction | None:
+    """transpose(dot(a, b)) -> dot(b, a) where the transpose only puts b's free dims
+    before a's (batch dims staying first) and is the dot's one user: the GEMM
+    then writes the order its users read (a weight gradient x^T @ g comes out
+    as W is laid out) instead of a transposing pass over its result. The same
+    products are summed in the same order."""
+    dot = op.operands[0]
+    if dot.opcode is not Op.DOT or not _only_user(dot, op, b.computation):
+        return None
+    lhs, rhs = dot.operands
+    lhs_batch = tuple(dot.attrs.get("lhs_batch_dims", ()))
+    lhs_free = lhs.shape.rank - len(lhs_batch) - len(dot.attrs.get("lhs_contracting_dims", ()))
+    rhs_free = (rhs.shape.rank - len(dot.attrs.get("rhs_batch_dims", ()))
+                - len(dot.attrs.get("rhs_contracting_dims", ())))
+    batch = len(lhs_batch)
+    swapped = (*range(batch), *range(batch + lhs_free, batch + lhs_free + rhs_free),
+               *range(batch, batch + lhs_free))
+    if not lhs_free or not rhs_free or tuple(op.attrs["dimensions"]) != swapped:
+        return None
+    mirror = {**dict(zip(*_SIDES)), **dict(zip(*reversed(_SIDES)))}
+    attrs = {key: dot.attrs[mirror.get(key, key)] for key in dot.attrs
+             if mirror.get(key, key) in dot.attrs}   # (an absent list stays absent)
+    attrs.update({key: dot.attrs[other] for key, other in mirror.items()
+                  if other in dot.attrs and key not in attrs})
+    if attrs.get("operand_precision"):
+        attrs["operand_precision"] = tuple(reversed(attrs["operand_precision"]))
+    return b.add(Op.DOT, [rhs, lhs], op.shape, **attrs)
+
+
+def _only_user(value: HloInstruction, user: HloInstruction, computation) -> bool:
+    """Whether `user` is the only use of `value` (which is not the root)."""
+    if value is computation.root_instruction:
+        return False
+    return sum(o is value for i in computation.instructions for o in i.operands) == 1
+
+
 def _broadcast_dims(rank: int, batch, offset: int) -> tuple[int, ...] | None:
     """Where each operand dim lands in the result of a dot that contracts nothing:
     batch dims in listed order first, then this side's free dims from `offset`."""
@@ -89,6 +126,9 @@ RULES: dict[Opcode, tuple[Rule, ...]] = {
     Op.DOT: (
         dot_transpose,                     # dot(transpose(a), b) -> dot(a, b) (dims permuted)
         dot_outer,                         # dot(a, b) contracting nothing -> bcast(a) * bcast(b)
+    ),
+    Op.TRANSPOSE: (
+        transpose_dot,                     # transpose(dot(a, b)) -> dot(b, a)  (its one user)
     ),
 }
 """Dot rewrites, tried in order."""
