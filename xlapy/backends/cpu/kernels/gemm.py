@@ -88,8 +88,9 @@ def _threaded(module: ir.Module, name: str, serial: ir.Function, threads: int, t
     tiles_n = _ceil_div(b, n, tile_n)
     # Every band packs all of the operand it does not cut (B across bands of M,
     # A across bands of N): cut the dimension whose uncut operand is smaller,
-    # by elements, not tiles (a 100x784 @ 784x128 cuts N: A is read in place)
-    split_n = b.and_(b.icmp_signed(">=", n, m), b.icmp_signed(">=", tiles_n, const(2)))
+    # by elements, not tiles (a 100x784 @ 784x128 cuts N: A is read in place);
+    # a square product cuts M
+    split_n = b.and_(b.icmp_signed(">", n, m), b.icmp_signed(">=", tiles_n, const(2)))
     split_n = b.or_(split_n, b.icmp_signed("<", tiles_m, const(2)))
     ctx = b.alloca(context)
     for field, value in enumerate(list(fn.args) + [b.zext(split_n, I64)]):
