@@ -22,22 +22,35 @@ from xlapy.core import lazy
 from xlapy.models import lib
 
 
+BLOCKS = 5
+"""Timed blocks of steps per mode: the figure is their median (one block of a
+few dozen steps moved by 20% between runs)."""
+
+
 def _per_step(step, args, steps: int, mode: str):
     """Seconds per call of `step(params, *rest)` -> (new params, loss), or -> loss
-    for a forward pass (params None: they stay), reading the loss each time."""
+    for a forward pass (params None: they stay), reading the loss each time: the
+    median over BLOCKS blocks of `steps` calls, after a warm-up of 3."""
     scope = xlapy.jit_scope() if mode == "lazy" else contextlib.nullcontext()
     fn = xlapy.jit(step) if mode == "jit" else step
-    with scope:
-        params = args[0]
-        for _ in range(3 + steps):   # a warm-up (compiles, caches), then the timed steps
-            if _ == 3:
-                compiles = lazy.STATS.compiles
-                start = time.perf_counter()
+    params = args[0]
+
+    def run(count: int):
+        nonlocal params
+        for _ in range(count):
             new_params, loss = fn(params, *args[1:])
             params = params if new_params is None else new_params
             float(loss)
-        seconds = (time.perf_counter() - start) / steps
-    return seconds, lazy.STATS.compiles - compiles
+
+    with scope:
+        run(3)   # the warm-up: compiles, caches
+        compiles = lazy.STATS.compiles
+        blocks = []
+        for _ in range(BLOCKS):
+            start = time.perf_counter()
+            run(steps)
+            blocks.append((time.perf_counter() - start) / steps)
+    return sorted(blocks)[BLOCKS // 2], lazy.STATS.compiles - compiles
 
 
 def _encoder_forward(params, x):

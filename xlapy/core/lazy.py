@@ -72,13 +72,15 @@ def active() -> bool:
     return _STATE.scopes > 0 or _settings()[0]
 
 
-def _settings() -> tuple[bool, int]:
-    """(--xla_auto_jit on, --xlapy_lazy_max_pending), by the raw XLAPY_FLAGS."""
+def _settings() -> tuple[bool, int, int]:
+    """(--xla_auto_jit on, --xlapy_lazy_max_pending, --xla_min_cluster_size), by the
+    raw XLAPY_FLAGS."""
     raw = _ENVIRON.get(_KEY)
     hit = _SETTINGS.get(raw)
     if hit is None:
         options = debug_options()
-        hit = _SETTINGS[raw] = (options.xla_auto_jit > 0, options.xlapy_lazy_max_pending)
+        hit = _SETTINGS[raw] = (options.xla_auto_jit > 0, options.xlapy_lazy_max_pending,
+                                options.xla_min_cluster_size)
     return hit
 
 
@@ -450,7 +452,7 @@ def _run(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
     if not nodes:
         return
     later = () if rest_dropped else _later(nodes)
-    if len(nodes) < debug_options().xla_min_cluster_size:
+    if len(nodes) < _settings()[2]:
         _check_closed(nodes)
         _count_cut(reason, nodes)
         held = _held(nodes, later)
