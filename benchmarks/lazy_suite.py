@@ -21,7 +21,6 @@ from xlapy import models
 from xlapy.core import lazy
 from xlapy.models import lib
 
-
 BLOCKS = 5
 """Timed blocks of steps per mode: the figure is their median (one block of a
 few dozen steps moved by 20% between runs)."""
