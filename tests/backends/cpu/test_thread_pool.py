@@ -15,6 +15,7 @@ import pytest
 
 from xlapy.backends.cpu import llvm_target
 from xlapy.backends.cpu.parallel import TASK_TYPE, parallel_for
+from xlapy.backends.cpu.thread_pool import CHUNKS_PER_THREAD
 from xlapy.codegen.loops import for_range
 
 I8P = ir.IntType(8).as_pointer()
@@ -77,6 +78,40 @@ def test_every_element_runs_once(run, n, threads):
     out = np.zeros(n, np.int64)
     run(out.ctypes.data, n, threads)
     np.testing.assert_array_equal(out, _expected(n))
+
+
+def _chunk_counter():
+    """run(out, n, threads) on an inline pool whose task adds 1 to out[0] per chunk
+    (atomically) and to out[1 + i] per element."""
+    module = llvm_target.new_module("pool_chunks")
+    module.xlapy_inline_runtime = True
+    task = ir.Function(module, TASK_TYPE, "count")
+    b = ir.IRBuilder(task.append_basic_block("entry"))
+    out = b.bitcast(task.args[0], I64.as_pointer())
+    b.atomic_rmw("add", out, ir.Constant(I64, 1), "seq_cst")
+    with for_range(b, task.args[1], task.args[2]) as i:
+        slot = b.gep(out, [b.add(i, ir.Constant(I64, 1))])
+        b.store(b.add(b.load(slot), ir.Constant(I64, 1)), slot)
+    b.ret_void()
+    run = ir.Function(module, ir.FunctionType(ir.VoidType(), [I8P, I64, I64]), "run")
+    b = ir.IRBuilder(run.append_basic_block("entry"))
+    b.call(parallel_for(module), [task, *run.args])
+    b.ret_void()
+    loaded = llvm_target.LoadedObject(llvm_target.compile_to_object(module))
+    _KEEP.append(loaded)
+    return _RUN(loaded.address("run"))
+
+
+@pytest.mark.parametrize("n", [3, 8, 1000])
+def test_the_range_is_cut_into_chunks_threads_claim(n):
+    """A few chunks per thread, so a worker that wakes late still finds some: every
+    element once, in min(n, threads * CHUNKS_PER_THREAD) chunks."""
+    run = _chunk_counter()
+    for _ in range(3):
+        out = np.zeros(n + 1, np.int64)
+        run(out.ctypes.data, n, 2)
+        np.testing.assert_array_equal(out[1:], np.ones(n, np.int64))
+        assert out[0] == min(n, 2 * CHUNKS_PER_THREAD)
 
 
 def test_many_jobs_in_quick_succession(run):

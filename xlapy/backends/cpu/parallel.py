@@ -2,7 +2,8 @@
 
 A parallel loop is a task function `void task(i8* ctx, i64 begin, i64 end)`
 run over [0, n): `parallel_for(task, ctx, n, threads)` cuts the range into
-`threads` contiguous chunks, runs the first itself and the others on the
+contiguous chunks (a few per thread on the pool, which its threads claim as
+they come; one per thread otherwise) and runs them on the caller and the
 persistent workers of `thread_pool` (or, when the pool is taken, on a thread
 started per chunk and joined: `spawning_parallel_for`). A compiled module —
 JIT or an ahead-of-time object — depends on libc's pthreads only. A thread

@@ -1,11 +1,13 @@
 """Reductions to a few values over a large input, split between threads.
 
 `sum(x + y * z)` has one output element, so splitting the output (what loop
-kernels do) gives one thread nothing to do. Instead each thread reduces a
-contiguous share of the outermost reduced dimension, starting from the
-reducer's identity, into a row of scratch memory; then one pass combines the
+kernels do) gives one thread nothing to do. Instead the outermost reduced
+dimension is cut into contiguous pieces (a few per thread, claimed by the
+threads as they come: thread_pool.CHUNKS_PER_THREAD), each reduced from the
+reducer's identity into a row of scratch memory; then one pass combines the
 rows in order with the init value and evaluates whatever the fusion does
-after the reduce (a mean's division). Only for the simple reducers (add,
+after the reduce (a mean's division). The pieces are fixed at compile time,
+so the result does not depend on which thread ran which. Only for the simple reducers (add,
 multiply, maximum, minimum, and, or), which XLA lets us reassociate.
 """
 
@@ -15,6 +17,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from xlapy.backends.cpu import codegen, parallel
+from xlapy.backends.cpu.thread_pool import CHUNKS_PER_THREAD
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.ir_array import IrArray, minor_to_major
@@ -90,8 +93,9 @@ def emit_parallel_reduction(cg, instruction) -> bool:
     threads = min(threads, extent)
     if threads <= 1:
         return False
+    pieces = min(extent, threads * CHUNKS_PER_THREAD)   # (a late worker still finds some)
     ptype = reduce.shape.element_type
-    partial_shape = Shape.array(ptype, (threads, *reduce.shape.dimensions))
+    partial_shape = Shape.array(ptype, (pieces, *reduce.shape.dimensions))
     scratch = cg.scratch(partial_shape.byte_size)
 
     operands = cg.kernel_operands(instruction)
@@ -102,9 +106,9 @@ def emit_parallel_reduction(cg, instruction) -> bool:
                                                   noalias=True)
     arrays = _arrays(instruction, b, pointers)
     with for_range(b, begin, end, name="chunk") as c:
-        lo = b.sdiv(b.mul(c, ir.Constant(T.I64, extent)), ir.Constant(T.I64, threads))
+        lo = b.sdiv(b.mul(c, ir.Constant(T.I64, extent)), ir.Constant(T.I64, pieces))
         hi = b.sdiv(b.mul(b.add(c, ir.Constant(T.I64, 1)), ir.Constant(T.I64, extent)),
-                    ir.Constant(T.I64, threads))
+                    ir.Constant(T.I64, pieces))
         g = Generator(cg.kernel_context(b), Scope(b), arrays)
         g.overrides[id(reduce)] = (T.constant(ptype, _identity(
             simple_reducer(reduce.attr("to_apply")), ptype)), {outer: (lo, hi)})
@@ -113,7 +117,7 @@ def emit_parallel_reduction(cg, instruction) -> bool:
         emit_nest(g, reduce, rows, ir.Constant(T.I64, 0),
                   ir.Constant(T.I64, outer_extent(reduce.shape)))
     b.ret_void()
-    cg.call_kernel(fn, [*slices, scratch], threads, threads * (1 << 20), threads=threads)
+    cg.call_kernel(fn, [*slices, scratch], pieces, threads * (1 << 20), threads=threads)
 
     # combine the rows, then the rest of the fusion
     out_slice = cg.output_leaves(instruction)[0][2]
@@ -123,7 +127,7 @@ def emit_parallel_reduction(cg, instruction) -> bool:
     arrays = _arrays(instruction, b, pointers)
     partials = IrArray(b, pointers[-2], partial_shape)
     g = Generator(cg.kernel_context(b), Scope(b), arrays)
-    combined = _CombinedRows(reduce, partials, threads, g)
+    combined = _CombinedRows(reduce, partials, pieces, g)
     g.generated[id(reduce)] = combined
     out = IrArray(b, pointers[-1], instruction.shape)
     root = instruction.attr("calls").root_instruction if instruction.opcode is Op.FUSION \
@@ -135,10 +139,10 @@ def emit_parallel_reduction(cg, instruction) -> bool:
 
 
 class _CombinedRows:
-    """The reduce's value at an index: init combined with every thread's partial."""
+    """The reduce's value at an index: init combined with every piece's partial, in order."""
 
-    def __init__(self, reduce, partials: IrArray, threads: int, g: Generator):
-        self.reduce, self.partials, self.threads, self.g = reduce, partials, threads, g
+    def __init__(self, reduce, partials: IrArray, pieces: int, g: Generator):
+        self.reduce, self.partials, self.pieces, self.g = reduce, partials, pieces, g
 
     def __call__(self, index):
         g, b = self.g, self.g.b
@@ -146,7 +150,7 @@ class _CombinedRows:
         ptype = self.reduce.shape.element_type
         acc = g.value(self.reduce.operands[1], ())
         with g.scope.at(max((i.depth for i in index), default=-1)):
-            for t in range(self.threads):
+            for t in range(self.pieces):
                 row = self.partials.load(b, [ir.Constant(T.I64, t), *[i.value for i in index]])
                 acc = combine(b, reducer, [acc], [row], [ptype])[0]
         return acc

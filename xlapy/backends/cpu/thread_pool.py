@@ -13,7 +13,12 @@ condition variable. One job runs at a time:
     wait until `remaining` is 0             the last chunk to finish wakes the caller
 
 Chunks are claimed, not assigned: when a worker is slow to wake (another
-process holds its core), the caller runs its chunk instead of waiting.
+process holds its core, or its idle core takes milliseconds to come back, as
+a virtual machine's can), the caller runs its chunk instead of waiting. So
+that a late worker still finds work, the range is cut into CHUNKS_PER_THREAD
+chunks per thread (a sum over 2^24 elements after a 20 ms pause took 11.5 ms
+as two chunks, the caller running both; 7 ms as eight). Callers whose chunks
+must stay one per thread (a GEMM's bands each pack an operand) pass n = threads.
 
 Whenever the pool cannot take a job it is run the old way (`spawn`: a
 thread per chunk, joined): while another job holds the pool (a parallel
@@ -41,13 +46,18 @@ PTHREAD_BYTES = 128
 """Room for a pthread mutex or condition variable on any platform we target."""
 SPIN = 4000
 """Polls, each after a `pause`, a waiting thread makes first: ~100 us."""
-YIELDS = 2000
-"""Polls, each after a `sched_yield`, it makes next, before it sleeps: ~1 ms where
-the core is free, and no CPU taken from a thread that wants it. A worker woken
-from its sleep starts tens of microseconds late; an eager or lazily recorded
-loop runs Python for a few hundred between its kernels, and should find the
-workers awake."""
+YIELDS = 40000
+"""Polls, each after a `sched_yield`, it makes next, before it sleeps: ~20 ms where
+the core is free (OpenMP runtimes wait as long or longer: Intel's 200 ms), and no
+CPU taken from a thread that wants it. A worker woken from its sleep starts
+late: tens of microseconds on bare metal, but 5 ms and more on this 2-core
+virtual machine, whose idle core the host takes back; with 1 ms here a sum of
+2^24 elements 20 ms after the last took 11.5 ms instead of 5.7 (the caller
+ran every chunk). An eager or lazily recorded loop, or Python between steps,
+then finds the workers awake."""
 MAX_WORKERS = 255
+CHUNKS_PER_THREAD = 4
+"""Chunks the range is cut into per thread of a job (see the module docstring)."""
 
 
 def const(value: int, type_: ir.IntType = I64) -> ir.Constant:
@@ -74,7 +84,7 @@ class _Pool:
         self.task = self._global(f"{prefix}.task", task_type.as_pointer())
         self.ctx = self._global(f"{prefix}.ctx", I8P)
         self.n = self._global(f"{prefix}.n", I64)
-        self.threads = self._global(f"{prefix}.threads", I64)
+        self.chunks = self._global(f"{prefix}.chunks", I64)
 
     def _global(self, name: str, type_: ir.Type) -> ir.GlobalVariable:
         g = ir.GlobalVariable(self.module, type_, name)
@@ -215,7 +225,7 @@ def _worker(pool: _Pool, name: str, run_chunks: ir.Function) -> ir.Function:
     generation = b.load(pool.generation)
     b.store(generation, seen_slot)
     task, ctx = b.load(pool.task), b.load(pool.ctx)
-    n, k = b.load(pool.n), b.load(pool.threads)
+    n, k = b.load(pool.n), b.load(pool.chunks)
     pool.unlock(b)
     b.call(run_chunks, [_tag(b, generation), task, ctx, n, k])
     b.branch(serve)
@@ -318,22 +328,24 @@ def pool_parallel_for(module: ir.Module, name: str, task_type: ir.FunctionType,
     b.store(index, pool.workers)
     b.branch(blocks["grow_check"])
 
-    # Publish, run chunk 0, wait for the rest.
+    # Publish, run chunks, wait for the rest.
     b.position_at_end(blocks["grown"])
     most = b.add(b.load(pool.workers), const(1))
     k = b.select(b.icmp_signed("<", most, k), most, k)
+    chunks = b.mul(k, const(CHUNKS_PER_THREAD))
+    chunks = b.select(b.icmp_signed("<", n, chunks), n, chunks)
     b.store(task, pool.task)
     b.store(ctx, pool.ctx)
     b.store(n, pool.n)
-    b.store(k, pool.threads)
+    b.store(chunks, pool.chunks)
     generation = b.add(b.load(pool.generation), const(1))
     tag = _tag(b, generation)
-    b.store_atomic(k, pool.remaining, "release", 8)
+    b.store_atomic(chunks, pool.remaining, "release", 8)
     b.store_atomic(b.shl(tag, const(32)), pool.next, "release", 8)
     b.store_atomic(generation, pool.generation, "release", 8)
     pool.broadcast(b, pool.work)
     pool.unlock(b)
-    b.call(run_chunks, [tag, task, ctx, n, k])    # chunks no worker has claimed yet, too
+    b.call(run_chunks, [tag, task, ctx, n, chunks])   # those no worker claims first, too
     _spin_until(b, pool, lambda: b.icmp_signed("==", _atomic_load(b, pool.remaining), const(0)))
     pool.lock(b)
     _sleep_while(b, pool, pool.done,

@@ -73,7 +73,7 @@ def _threaded(module: ir.Module, name: str, serial: ir.Function, threads: int, t
               tile_n: int) -> ir.Function:
     """gemm that runs `serial` on bands of C in parallel when the product is big enough."""
     element = serial.args[3].type.pointee
-    context = ir.LiteralStructType(list(gemm_type(element).args) + [I64])
+    context = ir.LiteralStructType(list(gemm_type(element).args) + [I64] * 3)
     task = _band_task(module, f"{name}.band", serial, context, tile_m, tile_n)
     fn = ir.Function(module, gemm_type(element), name)
     fn.linkage = "internal"
@@ -92,25 +92,31 @@ def _threaded(module: ir.Module, name: str, serial: ir.Function, threads: int, t
     # a square product cuts M
     split_n = b.and_(b.icmp_signed(">", n, m), b.icmp_signed(">=", tiles_n, const(2)))
     split_n = b.or_(split_n, b.icmp_signed("<", tiles_m, const(2)))
+    tiles = b.select(split_n, tiles_n, tiles_m)
+    count = imin(b, count, tiles)
     ctx = b.alloca(context)
-    for field, value in enumerate(list(fn.args) + [b.zext(split_n, I64)]):
+    for field, value in enumerate(list(fn.args) + [b.zext(split_n, I64), tiles, count]):
         b.store(value, b.gep(ctx, [const(0), ir.Constant(I32, field)]))
-    bands = b.select(split_n, tiles_n, tiles_m)
-    b.call(parallel.parallel_for(module), [task, b.bitcast(ctx, I8P), bands, count])
+    # one band per thread (n = count: the pool cuts no finer): each band packs the
+    # operand it does not cut, so more bands would pack it more times
+    b.call(parallel.parallel_for(module), [task, b.bitcast(ctx, I8P), count, count])
     b.ret_void()
     return fn
 
 
 def _band_task(module: ir.Module, name: str, serial: ir.Function, context: ir.Type,
                tile_m: int, tile_n: int) -> ir.Function:
-    """task(ctx, begin, end): the gemm of tiles [begin, end) of N (or of M)."""
+    """task(ctx, begin, end): the gemm of bands [begin, end), each an equal share of
+    the tiles of N (or of M)."""
     fn = ir.Function(module, parallel.TASK_TYPE, name)
     fn.linkage = "internal"
-    ctx_raw, begin, end = fn.args
+    ctx_raw, first_band, last_band = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     ctx = b.bitcast(ctx_raw, context.as_pointer())
-    m, n, k, a, a_rs, a_cs, b_mat, b_rs, b_cs, c, ldc, split_n = (
-        b.load(b.gep(ctx, [const(0), ir.Constant(I32, i)])) for i in range(12))
+    m, n, k, a, a_rs, a_cs, b_mat, b_rs, b_cs, c, ldc, split_n, tiles, count = (
+        b.load(b.gep(ctx, [const(0), ir.Constant(I32, i)])) for i in range(14))
+    begin = b.sdiv(b.mul(first_band, tiles), count)
+    end = b.sdiv(b.mul(last_band, tiles), count)
     with b.if_else(b.trunc(split_n, ir.IntType(1))) as (along_n, along_m):
         with along_n:
             start = b.mul(begin, const(tile_n))
