@@ -15,10 +15,11 @@ condition variable. One job runs at a time:
 Chunks are claimed, not assigned: when a worker is slow to wake (another
 process holds its core, or its idle core takes milliseconds to come back, as
 a virtual machine's can), the caller runs its chunk instead of waiting. So
-that a late worker still finds work, the range is cut into CHUNKS_PER_THREAD
-chunks per thread (a sum over 2^24 elements after a 20 ms pause took 11.5 ms
-as two chunks, the caller running both; 7 ms as eight). Callers whose chunks
-must stay one per thread (a GEMM's bands each pack an operand) pass n = threads.
+that a late or slowed worker still shares the work, the range is cut into
+CHUNKS_PER_THREAD chunks per thread: a sum over 2^24 elements on 2 threads,
+with another process busy on one of the 2 cores, took 13.4 ms (median) as 2
+chunks and 10-12 ms as 8. Callers whose chunks must stay one per thread (a
+GEMM's bands each pack an operand) pass n = threads.
 
 Whenever the pool cannot take a job it is run the old way (`spawn`: a
 thread per chunk, joined): while another job holds the pool (a parallel
@@ -52,9 +53,9 @@ the core is free (OpenMP runtimes wait as long or longer: Intel's 200 ms), and n
 CPU taken from a thread that wants it. A worker woken from its sleep starts
 late: tens of microseconds on bare metal, but 5 ms and more on this 2-core
 virtual machine, whose idle core the host takes back; with 1 ms here a sum of
-2^24 elements 20 ms after the last took 11.5 ms instead of 5.7 (the caller
-ran every chunk). An eager or lazily recorded loop, or Python between steps,
-then finds the workers awake."""
+2^24 elements 20 ms after the last took 11.5 ms (median) instead of 5.7, the
+caller running every chunk; with ~20 ms, 6.9. An eager or lazily recorded
+loop, or Python between steps, then finds the workers awake."""
 MAX_WORKERS = 255
 CHUNKS_PER_THREAD = 4
 """Chunks the range is cut into per thread of a job (see the module docstring)."""
