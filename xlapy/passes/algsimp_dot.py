@@ -79,10 +79,9 @@ def transpose_dot(op: HloInstruction, b: Rewriter) -> HloInstruction | None:
     if not lhs_free or not rhs_free or tuple(op.attrs["dimensions"]) != swapped:
         return None
     mirror = {**dict(zip(*_SIDES)), **dict(zip(*reversed(_SIDES)))}
-    attrs = {key: dot.attrs[mirror.get(key, key)] for key in dot.attrs
-             if mirror.get(key, key) in dot.attrs}   # (an absent list stays absent)
-    attrs.update({key: dot.attrs[other] for key, other in mirror.items()
-                  if other in dot.attrs and key not in attrs})
+    renamed = {mirror.get(key, key): value for key, value in dot.attrs.items()}
+    attrs = {key: renamed.pop(key) for key in dot.attrs if key in renamed}   # (in order)
+    attrs.update(renamed)
     if attrs.get("operand_precision"):
         attrs["operand_precision"] = tuple(reversed(attrs["operand_precision"]))
     return b.add(Op.DOT, [rhs, lhs], op.shape, **attrs)
