@@ -162,16 +162,20 @@ class JitFunction:
         return self._call(args, kwargs)
 
     def _call(self, args, kwargs):
-        if kwargs or self.static_argnums or not all(type(a) in _FAST_LEAVES for a in args):
+        if kwargs or self.static_argnums:
             dynamic, static = self._split(args, kwargs)
             leaves, tree = tree_flatten(dynamic)
-        else:  # the common case: positional arrays only, no pytree walk needed
+        elif all(type(a) in _FAST_LEAVES for a in args):   # positional arrays: no walk
             leaves, static = args, ()
             tree = _flat_tree(len(args))
-        if any(isinstance(x, Tracer) for x in leaves):  # called inside another trace: inline
-            return self.fn(*args, **kwargs)
+        else:   # positional pytrees: `_split` would give (args, {}) and no statics
+            leaves, tree = tree_flatten((args, {}))
+            static = ()
         x64 = config.enable_x64.value
-        key = (tree, tuple(_key(x) for x in leaves), static, x64)
+        leaf_keys, values = _keys_and_values(leaves, x64)
+        if leaf_keys is None:  # called inside another trace: inline
+            return self.fn(*args, **kwargs)
+        key = (tree, leaf_keys, static, x64)
         entry = self._cache.get(key)
         if entry is None:
             signature = Signature(tree, tuple(_aval(x) for x in leaves), static, x64)
@@ -179,8 +183,6 @@ class JitFunction:
             if not kwargs and not self.static_argnums and tree is _flat_tree(len(args)) \
                     and entry.plain and not entry.donated:
                 self._fast[(x64, key[1])] = entry
-        values = [x.value if type(x) is ConcreteArray else _host_value(x, k[1])
-                  for x, k in zip(leaves, key[1])]
         results = entry.executable.run(values)
         for i in entry.donated:
             if isinstance(leaves[i], ConcreteArray):
@@ -486,6 +488,29 @@ class _NotAnArray(Exception):
 
 def _not_an_array():
     raise _NotAnArray
+
+
+def _keys_and_values(leaves: list, x64: bool) -> tuple[tuple | None, list]:
+    """(each leaf's part of the cache key, the NumPy values the executable takes), in
+    one pass over the leaves of a call; (None, []) when a leaf is a Tracer."""
+    keys, values = [], []
+    for leaf in leaves:
+        kind = type(leaf)
+        if kind is ConcreteArray:
+            value = leaf.value
+            keys.append((value.shape, value.dtype, leaf.weak_type))
+        elif kind is np.ndarray:
+            dtype = leaf.dtype if x64 else canonicalize(leaf.dtype)
+            keys.append((leaf.shape, dtype, False))
+            value = leaf if leaf.dtype == dtype else np.asarray(leaf, dtype=dtype)
+        elif isinstance(leaf, Tracer):
+            return None, []
+        else:
+            k = _key(leaf)
+            keys.append(k)
+            value = _host_value(leaf, k[1])
+        values.append(value)
+    return tuple(keys), values
 
 
 def _key(leaf) -> tuple:

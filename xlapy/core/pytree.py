@@ -96,8 +96,16 @@ class TreeDef:
                 return next(it)
             except StopIteration:
                 raise ValueError(f"too few leaves for {self}") from None
-        children = [c._build(it) for c in self.children]
-        return _unflatten_node(self.node_type, self.aux, children)
+        try:   # (leaves taken here: a jit call rebuilds its outputs every time)
+            children = [next(it) if c is LEAF else c._build(it) for c in self.children]
+        except StopIteration:
+            raise ValueError(f"too few leaves for {self}") from None
+        kind = self.node_type
+        if kind is dict:
+            return dict(zip(self.aux, children))
+        if kind is tuple:
+            return tuple(children)
+        return _unflatten_node(kind, self.aux, children)
 
     def __str__(self) -> str:
         if self.node_type is None:
@@ -134,15 +142,30 @@ def _flatten(x, leaves: list, is_leaf) -> TreeDef:
         return LEAF
     if kind is dict:   # the common containers without the registry's indirection
         keys = tuple(sorted(x))
-        return _node(dict, keys, tuple([_flatten(x[k], leaves, is_leaf) for k in keys]))
+        return _node(dict, keys, _children([x[k] for k in keys], leaves, is_leaf))
     if kind is tuple or kind is list:
-        return _node(kind, None, tuple([_flatten(c, leaves, is_leaf) for c in x]))
+        return _node(kind, None, _children(x, leaves, is_leaf))
     reg = _registration(x)
     if reg is None:
         leaves.append(x)
         return LEAF
     children, aux = reg.flatten(x)
     return _node(kind, aux, tuple([_flatten(c, leaves, is_leaf) for c in children]))
+
+
+def _children(children, leaves: list, is_leaf) -> tuple:
+    """The structures of a container's children; leaves of a known type are taken
+    here, without a call each (a jit call flattens its arguments every time)."""
+    if is_leaf is not None:
+        return tuple([_flatten(c, leaves, is_leaf) for c in children])
+    out = []
+    for c in children:
+        if type(c) in LEAF_TYPES:
+            leaves.append(c)
+            out.append(LEAF)
+        else:
+            out.append(_flatten(c, leaves, None))
+    return tuple(out)
 
 
 LEAF_TYPES: set[type] = {float, int, bool, complex, np.ndarray}
