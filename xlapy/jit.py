@@ -29,7 +29,7 @@ from xlapy import config
 from xlapy.analysis import cost_analysis, memory_analysis
 from xlapy.backends import Executable, get_backend
 from xlapy.core.array import Array, ConcreteArray
-from xlapy.core.dtypes import canonicalize, dtype_and_weak, float0
+from xlapy.core.dtypes import canonicalize, dtype_and_weak, float0, without_x64
 from xlapy.core.errors import where
 from xlapy.core.pytree import TreeDef, tree_flatten, tree_unflatten
 from xlapy.core.subtrace import ShapedArray
@@ -500,7 +500,7 @@ def _keys_and_values(leaves: list, x64: bool) -> tuple[tuple | None, list]:
             value = leaf.value
             keys.append((value.shape, value.dtype, leaf.weak_type))
         elif kind is np.ndarray:
-            dtype = leaf.dtype if x64 else canonicalize(leaf.dtype)
+            dtype = leaf.dtype if x64 else without_x64(leaf.dtype)
             keys.append((leaf.shape, dtype, False))
             value = leaf if leaf.dtype == dtype else np.asarray(leaf, dtype=dtype)
         elif isinstance(leaf, Tracer):

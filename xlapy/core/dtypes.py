@@ -180,6 +180,12 @@ def canonicalize(dtype) -> np.dtype:
     return _TO_32_BIT.get(dtype, dtype)
 
 
+def without_x64(dtype: np.dtype) -> np.dtype:
+    """`canonicalize` of a NumPy dtype with x64 off, without its checks (every
+    NumPy argument of a jit call asks)."""
+    return _TO_32_BIT.get(dtype, dtype)
+
+
 _PYTHON_TYPES = {bool: lambda: bool_, int: default_int, float: default_float,
                  complex: default_complex}
 _PYTHON_DEFAULTS = {int64: default_int, float64: default_float, complex128: default_complex}
