@@ -177,7 +177,7 @@ def canonicalize(dtype) -> np.dtype:
         dtype = np.dtype(dtype)
     if config.enable_x64.value:
         return dtype
-    return _TO_32_BIT.get(dtype, dtype)
+    return without_x64(dtype)
 
 
 def without_x64(dtype: np.dtype) -> np.dtype:

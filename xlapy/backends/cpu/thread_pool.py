@@ -170,20 +170,20 @@ def _sleep_while(b: ir.IRBuilder, pool: _Pool, cond, waiting) -> None:
     b.position_at_end(out)
 
 
-def _bound(b: ir.IRBuilder, t, n, k):
-    return b.sdiv(b.mul(t, n), k)
+def _bound(b: ir.IRBuilder, chunk, n, chunks):
+    return b.sdiv(b.mul(chunk, n), chunks)
 
 
 def _run_chunks(pool: _Pool, name: str) -> ir.Function:
-    """void run(i64 tag, task*, i8* ctx, i64 n, i64 k): claim chunks of job `tag` and run
-    them until none is left. `next` holds (tag << 32 | next chunk), so a thread that
+    """void run(i64 tag, task*, i8* ctx, i64 n, i64 chunks): claim the chunks of job `tag`
+    and run them until none is left. `next` holds (tag << 32 | next chunk), so a thread that
     read an old job can never claim a chunk of a newer one; the last chunk to finish
     wakes the caller."""
     task_ptr = pool.task.type.pointee
     fn = ir.Function(pool.module, ir.FunctionType(ir.VoidType(), [I64, task_ptr, I8P, I64, I64]),
                      name)
     fn.linkage = "internal"
-    tag, task, ctx, n, k = fn.args
+    tag, task, ctx, n, chunks = fn.args
     blocks = {label: fn.append_basic_block(label) for label in ("entry", "claim", "try", "run",
                                                                  "done")}
     b = ir.IRBuilder(blocks["entry"])
@@ -192,12 +192,13 @@ def _run_chunks(pool: _Pool, name: str) -> ir.Function:
     current = _atomic_load(b, pool.next)
     chunk = b.and_(current, const(0xFFFFFFFF))
     ours = b.icmp_signed("==", b.lshr(current, const(32)), tag)
-    b.cbranch(b.and_(ours, b.icmp_signed("<", chunk, k)), blocks["try"], blocks["done"])
+    b.cbranch(b.and_(ours, b.icmp_signed("<", chunk, chunks)), blocks["try"], blocks["done"])
     b.position_at_end(blocks["try"])
     swapped = b.cmpxchg(pool.next, current, b.add(current, const(1)), "acq_rel", "acquire")
     b.cbranch(b.extract_value(swapped, 1), blocks["run"], blocks["claim"])
     b.position_at_end(blocks["run"])
-    b.call(task, [ctx, _bound(b, chunk, n, k), _bound(b, b.add(chunk, const(1)), n, k)])
+    b.call(task, [ctx, _bound(b, chunk, n, chunks),
+                      _bound(b, b.add(chunk, const(1)), n, chunks)])
     before = b.atomic_rmw("sub", pool.remaining, const(1), "acq_rel")
     with b.if_then(b.icmp_signed("==", before, const(1))):
         pool.lock(b)
@@ -226,9 +227,9 @@ def _worker(pool: _Pool, name: str, run_chunks: ir.Function) -> ir.Function:
     generation = b.load(pool.generation)
     b.store(generation, seen_slot)
     task, ctx = b.load(pool.task), b.load(pool.ctx)
-    n, k = b.load(pool.n), b.load(pool.chunks)
+    n, chunks = b.load(pool.n), b.load(pool.chunks)
     pool.unlock(b)
-    b.call(run_chunks, [_tag(b, generation), task, ctx, n, k])
+    b.call(run_chunks, [_tag(b, generation), task, ctx, n, chunks])
     b.branch(serve)
     return fn
 
