@@ -32,7 +32,7 @@ import weakref
 
 import numpy as np
 
-from xlapy.core import lazy_cluster
+from xlapy.core import lazy_cluster, lazy_tape
 from xlapy.core.array import ConcreteArray
 from xlapy.core.errors import where
 from xlapy.core.lazy_cluster import STATS, Stats  # noqa: F401  (lazy.STATS, lazy.Stats)
@@ -51,6 +51,9 @@ register_flag("xla_clustering_debug", "bool", False,
               "breaks with their reasons")
 register_flag("xlapy_lazy_max_pending", "int", 1024,
               "a pending lazy graph of this many operations is run without waiting to be asked")
+register_flag("xlapy_lazy_tape", "bool", True,
+              "match a step recorded like the last one against its tape (lazy_tape) instead "
+              "of spelling and looking up its cluster again")
 
 
 class _State(threading.local):
@@ -60,6 +63,10 @@ class _State(threading.local):
         self.log: list | None = None   # nodes made, for a recording being learned
         self.cut_due: int | None = None   # a loop's next iteration starts at this node
         self.repeat: tuple | None = None  # (first node, the pending head it must repeat, matched)
+        self.tape: lazy_tape.TapeRun | None = None   # this step, matched against a tape
+        self.steplog: list | None = []   # the step's nodes and cut-outs, for its tape
+        self.stepcalls: dict = {}   # node order -> the replayed call that made it
+        self.untaped = 0   # a recipe is being learned: no tape begins
 
 
 _STATE = _State()
@@ -72,15 +79,15 @@ def active() -> bool:
     return _STATE.scopes > 0 or _settings()[0]
 
 
-def _settings() -> tuple[bool, int, int]:
-    """(--xla_auto_jit on, --xlapy_lazy_max_pending, --xla_min_cluster_size), by the
-    raw XLAPY_FLAGS."""
+def _settings() -> tuple[bool, int, int, bool]:
+    """(--xla_auto_jit on, --xlapy_lazy_max_pending, --xla_min_cluster_size,
+    --xlapy_lazy_tape), by the raw XLAPY_FLAGS."""
     raw = _ENVIRON.get(_KEY)
     hit = _SETTINGS.get(raw)
     if hit is None:
         options = debug_options()
         hit = _SETTINGS[raw] = (options.xla_auto_jit > 0, options.xlapy_lazy_max_pending,
-                                options.xla_min_cluster_size)
+                                options.xla_min_cluster_size, options.xlapy_lazy_tape)
     return hit
 
 
@@ -207,10 +214,39 @@ def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
     """(the node, its LazyArray or tuple of them) for `instruction` applied to
     operands already spelled as nodes hold them ((node, index) or values)."""
     state = _STATE
+    run = state.tape
+    if run is None and _TAPES and not _PENDING:
+        run = _begin_tape(instruction)
+    if run is not None:
+        if run.matches(instruction, operands):
+            node, arrays = _new_node(instruction, operands, weak_type)
+            run.add(node)
+            if state.log is not None:
+                state.log.append(node)
+            return node, arrays
+        _divert(run)
     if state.cut_due is not None and not state.cuts_held:
         _cut_iteration()
-    order = next(_ORDER)
-    node = Node(instruction, operands, weak_type, order)
+    node, arrays = _new_node(instruction, operands, weak_type)
+    order = node.order
+    log = state.log
+    if log is not None:
+        log.append(node)
+    if state.steplog is not None:
+        state.steplog.append(node)
+    pending = _PENDING
+    if may_begin_iteration and len(pending) >= _ITERATION_MIN and state.cut_due is None and (
+            state.repeat is not None or instruction is pending[next(iter(pending))].instruction):
+        _watch_for_iteration(state, pending, node)
+    pending[order] = node
+    if len(pending) >= _settings()[1]:
+        _flush_a_prefix()
+    return node, arrays
+
+
+def _new_node(instruction: HloInstruction, operands: list, weak_type: bool):
+    """(a node for `instruction` on `operands`, its LazyArray or tuple of them)."""
+    node = Node(instruction, operands, weak_type, next(_ORDER))
     results = _RESULTS.get(id(instruction))
     if results is None or results[0] is not instruction:
         results = _results(instruction)
@@ -221,16 +257,6 @@ def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
     else:
         arrays = LazyArray(node, None, results[2], results[3], weak_type)
         node.outputs.append(weakref.ref(arrays))
-    log = state.log
-    if log is not None:
-        log.append(node)
-    pending = _PENDING
-    if may_begin_iteration and len(pending) >= _ITERATION_MIN and state.cut_due is None and (
-            state.repeat is not None or instruction is pending[next(iter(pending))].instruction):
-        _watch_for_iteration(state, pending, node)
-    pending[order] = node
-    if len(pending) >= _settings()[1]:
-        _flush_a_prefix()
     return node, arrays
 
 
@@ -349,6 +375,7 @@ def unmark(copies: list[Node], nodes: list[Node]) -> None:
     """Point `nodes` (those recorded since the stand-ins, in the log) at the
     stand-ins' arguments themselves and drop the copies from the pending graph
     (a handle kept on a stand-in still works: its node keeps its operand)."""
+    settle()
     sources = {n.order: n.operands[0] for n in copies if n is not None and n.pending}
     if not sources:
         return
@@ -395,6 +422,7 @@ def breaks() -> list[str]:
 
 def flush(reason: str = "sync") -> None:
     """Run every pending operation whose result is still held."""
+    settle()
     held = [a for node in list(_PENDING.values()) for ref in node.outputs
             if (a := ref()) is not None and a._value is None]
     if held:
@@ -433,12 +461,19 @@ def materialize(arrays: list[LazyArray], reason: str) -> None:
     arrays = [a for a in arrays if not a._computed()]
     if not arrays:
         return
+    run = _STATE.tape
+    if run is not None:
+        _STATE.tape = None
+        if _run_tape(run, arrays, reason):
+            return
+        _divert(run)
     nodes = list(_PENDING.values())
     if not all(_PENDING.get(a._node.order) is a._node for a in arrays):
         nodes = _closure(nodes + [a._node for a in arrays])
     _run_closed(nodes, reason, rest_dropped=True)
     _PENDING.clear()   # what is left, nothing holds: it would only join the next cluster
     _STATE.cut_due = _STATE.repeat = None
+    _new_step()
 
 
 def _run(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
@@ -470,6 +505,15 @@ def _run(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
                           or lazy_cluster.compile_cluster(nodes, structure, tuple(held),
                                                           leaves, _BREAKS))
         values = lazy_cluster.run(executable, leaves)
+        if rest_dropped and _STATE.steplog is not None and _settings()[3]:
+            _keep_tape(nodes, leaves, held, executable)
+    if not rest_dropped:
+        _new_step(keeps_tape=False)   # (a part of the step ran: the rest cannot be one)
+    _store(nodes, held, values, rest_dropped)
+
+
+def _store(nodes: list[Node], held: dict, values: list, rest_dropped: bool) -> None:
+    """The cluster's `values` into the `held` handles; the computed nodes' operands go."""
     for node in nodes:   # computed: the graph behind them can go
         node.operands = None
         node.value = [None] * len(node.outputs)   # (one output per tuple element at least)
@@ -545,6 +589,107 @@ def _closure(nodes) -> list[Node]:
                 else:
                     stack.extend(ref[0] for ref in refs(operand))
     return [seen[k] for k in sorted(seen)]
+
+
+# -- the step tape (lazy_tape) ---------------------------------------------------------------------
+_TAPES: dict[int, tuple] = {}
+"""id(a tape's first instruction) -> (that instruction, the tape): the steps a
+loop has run, found again by how they begin."""
+_MAX_TAPES = 16
+
+
+def _keep_tape(nodes: list[Node], leaves: list, held: dict, executable) -> None:
+    """The step just run as one cluster, kept as the tape of the next like it."""
+    tape = lazy_tape.build(_STATE.steplog, _STATE.stepcalls, nodes, leaves, tuple(held),
+                           executable)
+    if tape is not None:
+        first = nodes[0].instruction
+        _TAPES.pop(id(first), None)
+        _TAPES[id(first)] = (first, tape)
+        while len(_TAPES) > _MAX_TAPES:
+            del _TAPES[next(iter(_TAPES))]
+
+
+def _begin_tape(instruction: HloInstruction):
+    """A run of the tape that begins with `instruction` (nothing is pending), or None."""
+    entry = _TAPES.get(id(instruction))
+    if entry is None or entry[0] is not instruction or _STATE.untaped or not _settings()[3]:
+        return None
+    run = _STATE.tape = lazy_tape.TapeRun(entry[1])
+    return run
+
+
+def _run_tape(run: lazy_tape.TapeRun, arrays: list, reason: str) -> bool:
+    """Run the tape's executable for a step that matched all of it (and holds the
+    results it held); False, having run nothing, otherwise."""
+    if not run.complete(arrays):
+        return False
+    nodes = run.nodes
+    held = _held(nodes, ())
+    if tuple(held) != run.tape.wanted:
+        return False
+    _count_cut(reason, nodes)
+    STATS.cache_hits += 1
+    STATS.taped += 1
+    values = lazy_cluster.run(run.tape.executable, run.leaves)
+    _store(nodes, held, values, rest_dropped=True)
+    _new_step()
+    return True
+
+
+def _new_step(keeps_tape: bool = True) -> None:
+    """A step begins: its log starts empty (or, where it cannot be a tape, is None)."""
+    _STATE.steplog = [] if keeps_tape else None
+    _STATE.stepcalls = {}
+
+
+def _divert(run: lazy_tape.TapeRun) -> None:
+    """The step stops matching its tape: the nodes made so far enter the pending
+    graph as if recorded there (and, with the cut-outs taken from the tape, are
+    the step's log: its cluster becomes the next tape)."""
+    _STATE.tape = None
+    for node in run.nodes:
+        _PENDING[node.order] = node
+    _STATE.steplog = run.nodes + run.captures
+
+
+def settle() -> None:
+    """End the match of a step against its tape (before the pending graph is read)."""
+    run = _STATE.tape
+    if run is not None:
+        _divert(run)
+
+
+@contextlib.contextmanager
+def untaped():
+    """No tape begins inside (a recipe being learned records and drops nodes)."""
+    settle()
+    _STATE.untaped += 1
+    try:
+        yield
+    finally:
+        _STATE.untaped -= 1
+
+
+def taped_capture(copies: list[Node], outputs: list, out_tree, handle):
+    """(computation, captures) of a `grad` cut-out as the step's tape has it (see
+    TapeRun.captured); None, the match over, where there is none to take."""
+    run = _STATE.tape
+    if run is None or not copies or copies[0] is None:
+        settle()
+        return None
+    found = run.captured(copies[0], outputs, out_tree, handle)
+    if found is None:
+        _divert(run)
+    return found
+
+
+def note_capture(first: Node | None, computation, captures: list, outputs: list,
+                 out_tree) -> None:
+    """A `grad` cut-out of the step (for its tape)."""
+    log = _STATE.steplog
+    if log is not None and first is not None:
+        log.append((first, computation, captures, outputs, out_tree))
 
 
 # -- the scope -----------------------------------------------------------------------------------

@@ -77,7 +77,12 @@ def capture(fun, args: list[Array], in_tree: TreeDef, name: str) -> Capture | No
             if not tainted and lazy.STATS.clusters == clusters and all(
                     type(x) is lazy.LazyArray and x._value is None and x._node is not None
                     and x._node.pending and x._node.order not in marks for x in leaves):
-                cut = _cut_out(name, args, log, marks, leaves)
+                cut = lazy.taped_capture(copies, leaves, out_tree, _handle)
+                if cut is None:
+                    cut = _cut_out(name, args, log, marks, leaves)
+                    lazy.note_capture(copies[0] if copies else None, *cut, leaves, out_tree)
+            else:
+                lazy.settle()
         except BaseException:
             lazy.unmark(copies, log)
             raise

@@ -30,6 +30,7 @@ class Stats:
     cache_hits: int = 0
     interpreted: int = 0
     operations: int = 0
+    taped: int = 0
 
 
 STATS = Stats()

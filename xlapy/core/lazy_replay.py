@@ -28,12 +28,13 @@ from xlapy.core.array import ConcreteArray
 from xlapy.core.lazy import LazyArray
 from xlapy.core.lazy_call import as_call
 from xlapy.core.lazy_graph import is_ref, refs
+from xlapy.core.lazy_tape import PLANNED, noted_arguments
+from xlapy.core.lazy_tape import SCALARS as _SCALARS
 from xlapy.core.trace import as_array, current_trace, with_weak_type
 
 _SIZE = 4096
 _CACHE: OrderedDict[tuple, _Recipe | None] = OrderedDict()
 _MISSING = object()
-_SCALARS = (bool, int, float, complex, str, type(None), np.dtype, type, np.generic)
 
 
 class _State:
@@ -66,6 +67,11 @@ def replayed(fn):
     def wrapper(*args, **kwargs):
         if _STATE.learning or not lazy.active() or current_trace() is not None:
             return fn(*args, **kwargs)
+        run = lazy._STATE.tape
+        if run is not None:
+            made = _taped(run, fn, args, kwargs)
+            if made is not None:
+                return made
         arrays: list = []
         try:
             key = (fn, lazy._ENVIRON.get(lazy._KEY), config.enable_x64.value,
@@ -79,7 +85,12 @@ def replayed(fn):
             return _learn(fn, key, args, kwargs, arrays)
         if recipe is None:
             return fn(*args, **kwargs)
-        return _replay(recipe, arrays)
+        out = _replay(recipe, arrays)
+        if recipe.single and lazy._STATE.steplog is not None:
+            lazy._STATE.stepcalls[out._node.order] = (
+                fn, noted_arguments((*args, *kwargs.values()), recipe), recipe, key[1], key[2],
+                tuple(kwargs))
+        return out
 
     wrapper.__wrapped_for_lazy__ = fn
     return wrapper
@@ -127,6 +138,11 @@ def _rebuild(value, stand_ins):
 
 
 def _learn(fn, key, args, kwargs, arrays):
+    with lazy.untaped():
+        return _learned(fn, key, args, kwargs, arrays)
+
+
+def _learned(fn, key, args, kwargs, arrays):
     converted = [as_array(a) for a in arrays]
     stand_ins = [lazy.stand_in(a) for a in converted]
     copies = [s._node for s in stand_ins]
@@ -227,6 +243,39 @@ def _needed(made, results, position) -> set[int]:
         stack.extend(position[ref[0].order] for ref in refs(made[j].operands)
                      if ref[0].order in position)
     return needed
+
+
+def _taped(run, fn, args, kwargs):
+    """The call's result as its tape has it (see lazy_tape._call_plan): made
+    without spelling a signature or looking up a recipe, where this call is
+    the tape's next and its arguments come from where they came from then;
+    else None."""
+    call = run.next_call()
+    if call is None or call[0] is not fn:
+        return None
+    _, checks, recipe, env, x64, keywords = call
+    if kwargs:
+        if tuple(kwargs) != keywords:
+            return None
+        args = (*args, *kwargs.values())
+    elif keywords:
+        return None
+    if (len(args) != len(checks) or lazy._ENVIRON.get(lazy._KEY) is not env
+            or config.enable_x64.value is not x64):
+        return None
+    given = run.arguments(args, checks)
+    if given is None:
+        return None
+    instruction, specs, weak = recipe.steps[0]
+    node, made = lazy._new_node(instruction, [given[s[1]] if s[0] == "a" else s[1] if s[0] == "c"
+                                              else _operand(s, given, ()) for s in specs], weak)
+    run.add(node)
+    state = lazy._STATE
+    if state.log is not None:
+        state.log.append(node)
+    state.stepcalls[node.order] = (PLANNED, call)   # (if the match ends)
+    index = recipe.results[0][2]
+    return made if index is None else made[index]
 
 
 def _operand(spec, given: list, nodes: list):

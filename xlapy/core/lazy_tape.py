@@ -1,0 +1,357 @@
+"""Lazy mode's step tape: a training step recorded once, then matched.
+
+An eager training loop records the same operations every step, reads its loss
+(which runs the step's cluster) and begins again with nothing pending. Once a
+step has run as a cluster, its recording is kept as a `Tape`: each node's
+instruction, where each operand came from (an earlier node of the step and
+which of its results, or a leaf: a value from outside, by its place among the
+cluster's parameters), what each `grad` cut out of it, and the executable.
+When the next step records its first operation with nothing pending, a
+`TapeRun` matches the step against the tape as it is recorded: each node is
+still made (so a handle is an ordinary LazyArray), but it does not enter the
+pending graph, and nothing is logged, watched or spelled. When a value is read
+and every operation matched, the tape's executable runs on the leaves gathered
+while matching: no spelling of the structure, no cache lookup, no cut-out of
+the loss for autodiff. The first operation that differs — another
+instruction, an operand from elsewhere, a value read early — ends the match
+(`TapeRun.divert`): the nodes made so far enter the pending graph as if they
+had been recorded there, and the step carries on as before. Identity of the
+leaves decides the structure as spelling does: two operands that were one
+value must be one value again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xlapy.core.array import ConcreteArray
+from xlapy.core.lazy_graph import Node
+
+SCALARS = (bool, int, float, complex, str, type(None), np.dtype, type, np.generic)
+"""Arguments a replayed call's signature holds by value."""
+
+
+class NoTape(Exception):
+    """The step cannot be taped (a node reads a value computed by an earlier cluster)."""
+
+
+class Tape:
+    """A step as its cluster ran: per node its instruction and operand sources
+    (`source_of`), the leaves' (shape, dtype), the held outputs, the
+    executable, and per `grad` cut-out (by the position of its first stand-in)
+    the computation, its captures' sources, its outputs and their tree."""
+
+    __slots__ = ("instructions", "sources", "leaf_avals", "wanted", "executable", "captures",
+                 "calls", "constants")
+
+    def __init__(self, instructions, sources, leaf_avals, wanted, executable, captures, calls,
+                 constants):
+        self.calls = calls
+        """Per node, the replayed call that made it: (function, how each argument is
+        checked (`_call_plan`), recipe, raw flags, x64), or None."""
+        self.constants = constants
+        """(leaf, value) of those recipes' scalar operands: a call made from its plan
+        uses its recipe's own, so they are leaves before the step begins."""
+        self.instructions = instructions
+        self.sources = sources
+        self.leaf_avals = leaf_avals
+        self.wanted = wanted
+        self.executable = executable
+        self.captures = captures
+
+
+def build(log: list, calls: dict, nodes: list[Node], leaves: list, wanted: tuple,
+          executable) -> Tape | None:
+    """The tape of a step whose cluster just ran: `log` the step's nodes and
+    cut-outs in order of recording, `calls` (node order -> (function, arguments,
+    recipe, raw flags, x64)) the replayed calls that made nodes; None unless the
+    log's nodes are the cluster's, every operand is one of them or a leaf, and
+    every cut-out's pieces are too."""
+    logged = [entry for entry in log if type(entry) is Node]
+    if len(logged) != len(nodes) or any(a is not b for a, b in zip(logged, nodes)):
+        return None
+    position = {node.order: k for k, node in enumerate(nodes)}
+    slot = {id(value): k for k, value in enumerate(leaves)}
+    try:
+        sources = tuple(tuple(_source(o, position, slot, n) for o in n.operands) for n in nodes)
+        captures = {}
+        for entry in log:
+            if type(entry) is tuple:
+                first, computation, captured, outputs, out_tree = entry
+                captures[position[first.order]] = (
+                    computation, tuple(_captured(c, position, slot) for c in captured),
+                    tuple((position[x._node.order], x._index) for x in outputs), out_tree)
+    except (NoTape, KeyError):
+        return None
+    plans = tuple(_call_plan(calls.get(n.order), position, slot) for n in nodes)
+    constants = {}
+    for plan in plans:
+        if plan is not None:
+            _recipe_constants(plan[2].steps[0][1], slot, constants)
+    return Tape(tuple(n.instruction for n in nodes), sources,
+                tuple((v.shape, v.dtype) for v in leaves), wanted, executable, captures, plans,
+                tuple(constants.items()))
+
+
+def _recipe_constants(specs, slot: dict, found: dict) -> None:
+    """The leaves among a recipe step's scalar operands ("c" specs), by number."""
+    for spec in specs:
+        if spec[0] == "c":
+            number = slot.get(id(spec[1]))
+            if number is not None:
+                found[number] = spec[1]
+        elif spec[0] == "t":
+            _recipe_constants(spec[1], slot, found)
+
+
+PLANNED = "planned"
+"""A step's note of a call made from a tape's plan: (PLANNED, the plan)."""
+
+
+def noted_arguments(args, recipe) -> tuple | None:
+    """A replayed call's arguments as the step notes them for its tape, holding
+    no handle (a held handle would make its value an output of the cluster):
+    ("h", order, index, weak) for a pending result, ("s", type, value) for a
+    scalar, ("t", type, value, element types) for a tuple or list of scalars,
+    ("v", type, value, weak) for an array's value; None where one is
+    none of these, or is a NumPy array the recipe converts."""
+    noted = []
+    for a in args:
+        kind = type(a)
+        node = getattr(a, "_node", None)
+        if node is not None and a._value is None:
+            noted.append(("h", node.order, a._index, a.weak_type))
+        elif isinstance(a, SCALARS):
+            noted.append(("s", kind, a))
+        elif (kind is tuple or kind is list) and all(isinstance(x, SCALARS) for x in a):
+            noted.append(("t", kind, a, tuple(map(type, a))))
+        elif kind is np.ndarray:
+            if not recipe.direct:
+                return None   # (its operand is a converted copy)
+            noted.append(("v", kind, a, False))
+        elif isinstance(a, ConcreteArray):
+            noted.append(("v", kind, a.value, a.weak_type))
+        else:
+            return None
+    return tuple(noted)
+
+
+def _call_plan(call, position: dict, slot: dict):
+    """(function, checks, recipe, flags, x64, keywords) of a replayed call noted
+    as (function, noted arguments (positional, then keyword values), recipe,
+    flags, x64, keywords), each argument's check as `TapeRun.arguments` reads
+    it: (0, position, index, weak) for a pending result of the step; (1, leaf,
+    type, weak, shape, dtype) for a value that is a leaf; (2, type, value) for a
+    scalar; (3, type, shape, dtype, weak) for an array only the signature reads;
+    (4, type, value, element types) for a tuple or list of scalars. None where
+    an argument is none of these."""
+    if call is None:
+        return None
+    if call[0] is PLANNED:   # (its positions and leaves are this step's: the tape's prefix)
+        return call[1]
+    fn, noted, recipe, flags, x64, keywords = call
+    if noted is None:
+        return None
+    checks = []
+    for a in noted:
+        if a[0] == "h":
+            k = position.get(a[1])
+            if k is None:
+                return None
+            checks.append((0, k, a[2], a[3]))
+        elif a[0] == "s":
+            checks.append((2, a[1], a[2]))
+        elif a[0] == "t":
+            checks.append((4, a[1], a[2], a[3]))
+        else:
+            _, kind, value, weak = a
+            number = slot.get(id(value))
+            if number is not None:
+                checks.append((1, number, kind, weak, value.shape, value.dtype))
+            else:
+                checks.append((3, kind, value.shape, value.dtype, weak))
+    return fn, tuple(checks), recipe, flags, x64, keywords
+
+
+def _source(operand, position: dict, slot: dict, node: Node):
+    """How a node's operand is found again: (position, tuple index) of an earlier
+    node of the step; a leaf's number; ("t", parts) for a tuple; ("v", value)
+    for a scalar the cluster spells as a constant (a reduction's initial value)."""
+    if type(operand) is tuple:
+        if len(operand) == 2 and type(operand[0]) is Node:
+            k = position.get(operand[0].order)
+            if k is None:
+                raise NoTape
+            return (k, operand[1])
+        return ("t", tuple(_source(o, position, slot, node) for o in operand))
+    number = slot.get(id(operand))
+    if number is not None:
+        return number
+    if operand.ndim == 0:
+        return ("v", operand, operand.tobytes(), operand.dtype)
+    raise NoTape
+
+
+def _captured(array, position: dict, slot: dict):
+    """A cut-out's capture as `_source` spells an operand (a pending handle or a leaf)."""
+    node = getattr(array, "_node", None)
+    if node is not None and array._value is None:
+        return (position[node.order], array._index)
+    number = slot.get(id(array.value))
+    if number is None:
+        raise NoTape
+    return number
+
+
+class TapeRun:
+    """One step being matched against `tape`: the nodes made so far, the leaves
+    gathered, and where each node is (by its order)."""
+
+    __slots__ = ("tape", "nodes", "leaves", "position", "captures")
+
+    def __init__(self, tape: Tape):
+        self.tape = tape
+        self.nodes: list[Node] = []
+        self.leaves: list = [None] * len(tape.leaf_avals)
+        for number, value in tape.constants:
+            self.leaves[number] = value
+        self.position: dict[int, int] = {}
+        self.captures: list[tuple] = []
+        """The cut-outs taken from the tape, as a step's log notes them."""
+
+    def matches(self, instruction, operands) -> bool:
+        """Whether the next node of the tape is `instruction` on these operands
+        (filling the leaves it reads)."""
+        k = len(self.nodes)
+        tape = self.tape
+        return (k < len(tape.instructions) and tape.instructions[k] is instruction
+                and self._operands(operands, tape.sources[k]))
+
+    def _operands(self, operands, sources) -> bool:
+        if len(operands) != len(sources):
+            return False
+        leaves = self.leaves
+        for operand, source in zip(operands, sources):
+            if type(operand) is tuple:
+                if len(operand) == 2 and type(operand[0]) is Node:
+                    if type(source) is not tuple or source[0] != self.position.get(
+                            operand[0].order) or source[1] != operand[1]:
+                        return False
+                elif not (type(source) is tuple and source[0] == "t"
+                          and self._operands(operand, source[1])):
+                    return False
+            elif type(source) is int:
+                held = leaves[source]
+                if held is None:
+                    leaves[source] = operand
+                elif held is not operand:
+                    return False
+            elif not (type(source) is tuple and source[0] == "v" and (
+                    source[1] is operand or (operand.ndim == 0 and operand.dtype == source[3]
+                                             and operand.tobytes() == source[2]))):
+                return False
+        return True
+
+    def next_call(self):
+        """The tape's replayed call that made its next node, or None."""
+        k = len(self.nodes)
+        calls = self.tape.calls
+        return calls[k] if k < len(calls) else None
+
+    def arguments(self, args, checks):
+        """The arguments as a node's operands hold them, where each comes from where
+        the tape's did (then the leaves they are are gathered); else None."""
+        given = []
+        fills = None
+        position = self.position
+        leaves = self.leaves
+        for a, check in zip(args, checks):
+            kind = check[0]
+            if kind == 0:
+                node = getattr(a, "_node", None)
+                if (node is None or a._value is not None or position.get(node.order) != check[1]
+                        or a._index != check[2] or a.weak_type != check[3]):
+                    return None
+                given.append((node, check[2]))
+            elif kind == 1:
+                if type(a) is not check[2]:
+                    return None
+                if check[2] is np.ndarray:
+                    value = a
+                else:
+                    if a.weak_type != check[3] or (a._value is None and a._node is not None):
+                        return None
+                    value = a.value
+                if value.shape != check[4] or value.dtype != check[5]:
+                    return None
+                held = leaves[check[1]]
+                if held is None:
+                    fills = fills or []
+                    fills.append((check[1], value))
+                elif held is not value:
+                    return None
+                given.append(value)
+            elif kind == 2:
+                if type(a) is not check[1] or a != check[2]:
+                    return None
+            elif kind == 4:
+                if type(a) is not check[1] or a != check[2] or tuple(map(type, a)) != check[3]:
+                    return None
+            else:
+                if (type(a) is not check[1] or a.shape != check[2] or a.dtype != check[3]
+                        or getattr(a, "weak_type", False) != check[4]
+                        or getattr(a, "_value", 0) is None and a._node is not None):
+                    return None
+                given.append(a if check[1] is np.ndarray else a.value)
+        if fills:
+            for number, value in fills:
+                if leaves[number] is not None and leaves[number] is not value:
+                    return None
+                leaves[number] = value
+        return given
+
+    def add(self, node: Node) -> None:
+        self.position[node.order] = len(self.nodes)
+        self.nodes.append(node)
+
+    def complete(self, arrays) -> bool:
+        """Whether the step is the whole tape, with `arrays` among its results and
+        its leaves of the shapes and types compiled for."""
+        nodes = self.nodes
+        if len(nodes) != len(self.tape.instructions) or any(v is None for v in self.leaves):
+            return False
+        for array in arrays:
+            k = self.position.get(array._node.order)
+            if k is None or nodes[k] is not array._node:
+                return False
+        return tuple((v.shape, v.dtype) for v in self.leaves) == self.tape.leaf_avals
+
+    def captured(self, first: Node, outputs: list, out_tree, handle):
+        """(computation, captures) of a `grad` cut-out whose first stand-in is
+        `first`, as the tape has it, if the function's `outputs` and tree are
+        those of the tape's; else None. `handle(operand)` makes the Array of a
+        capture from a (node, index) reference or a leaf's value."""
+        k = self.position.get(first.order)
+        entry = self.tape.captures.get(k) if k is not None else None
+        if entry is None:
+            return None
+        computation, captures, wanted, tree = entry
+        if tree != out_tree or len(outputs) != len(wanted):
+            return None
+        nodes = self.nodes
+        for x, (position, index) in zip(outputs, wanted):   # (the tape may be another program's
+            if position >= len(nodes) or nodes[position] is not x._node or x._index != index:
+                return None                                  # that began alike)
+        arrays = []
+        for source in captures:
+            if type(source) is int:
+                value = self.leaves[source]
+                if value is None:
+                    return None
+                arrays.append(handle(value))
+            elif source[0] < len(nodes):
+                arrays.append(handle((nodes[source[0]], source[1])))
+            else:
+                return None
+        self.captures.append((first, computation, arrays, outputs, out_tree))
+        return computation, arrays
