@@ -252,12 +252,6 @@ class TapeRun:
                 return False
         return True
 
-    def next_call(self):
-        """The tape's replayed call that made its next node, or None."""
-        k = len(self.nodes)
-        calls = self.tape.calls
-        return calls[k] if k < len(calls) else None
-
     def arguments(self, args, checks):
         """The arguments as a node's operands hold them, where each comes from where
         the tape's did (then the leaves they are are gathered); else None."""
