@@ -169,6 +169,27 @@ def test_a_new_recipe_learned_mid_step_leaves_the_tape():
     _check_against_untaped(step)
 
 
+def _train_unread(steps: int, tape: bool):
+    """(final params, steps run from a tape) of a loop that reads nothing until
+    its end: each step is cut where the next iteration begins."""
+    params, x, y = _data()
+    with flags_set(f"--xlapy_lazy_tape={str(tape).lower()}"), xlapy.jit_scope():
+        taped = lazy.STATS.taped
+        for _ in range(steps):
+            params, value = _step(params, x, y)
+        final = {k: np.asarray(v) for k, v in params.items()}, float(value)
+        return final, lazy.STATS.taped - taped
+
+
+def test_a_loop_that_reads_nothing_runs_its_steps_from_the_tape():
+    (params, value), taped = _train_unread(12, True)
+    (reference, reference_value), none = _train_unread(12, False)
+    assert none == 0 and taped >= 6
+    assert value == reference_value
+    for k in params:
+        np.testing.assert_array_equal(params[k], reference[k])
+
+
 def test_tapes_stay_bounded_over_many_kinds_of_step():
     x = xnp.asarray(np.ones((4, 4), np.float32))
     with xlapy.jit_scope():
@@ -196,7 +217,7 @@ _PROGRAM = st.lists(st.tuples(st.integers(0, len(_OPS) - 1), st.integers(0, 9),
                               st.integers(0, 9)), min_size=1, max_size=6)
 
 
-def _run_schedule(programs, schedule, keep: int, tape: bool):
+def _run_schedule(programs, schedule, keep: int, tape: bool, reads=(True,)):
     rng = np.random.default_rng(1)
     inputs = [rng.standard_normal((4, 4)).astype(np.float32) * 0.5 for _ in range(2)]
     seen, kept = [], []
@@ -207,19 +228,24 @@ def _run_schedule(programs, schedule, keep: int, tape: bool):
                 values.append(_OPS[op](values[i % len(values)], values[j % len(values)]))
             if step == 2:
                 kept.append(values[keep % len(values)])   # held past the read
-            seen.append(float(values[-1].sum()))
+            if reads[len(seen) % len(reads)]:   # (a step not read is cut where the next begins)
+                seen.append(float(values[-1].sum()))
+            else:
+                seen.append(None)
             inputs = [inputs[1], xnp.tanh(values[-1])]   # the next step's input: a result
+        seen.append(float(inputs[1].sum()))
     return seen, [np.asarray(k) for k in kept]
 
 
 @settings(max_examples=25, deadline=None)
 @given(programs=st.lists(_PROGRAM, min_size=1, max_size=3),
-       schedule=st.lists(st.integers(0, 2), min_size=3, max_size=9), keep=st.integers(0, 9))
-def test_random_steps_equal_their_untaped_selves(programs, schedule, keep):
+       schedule=st.lists(st.integers(0, 2), min_size=3, max_size=9), keep=st.integers(0, 9),
+       reads=st.lists(st.booleans(), min_size=1, max_size=4))
+def test_random_steps_equal_their_untaped_selves(programs, schedule, keep, reads):
     """Random steps, alike or not from one to the next: the tape's values are
     the untaped ones, bit for bit (the same executables on the same leaves)."""
-    taped = _run_schedule(programs, schedule, keep, True)
-    untaped = _run_schedule(programs, schedule, keep, False)
+    taped = _run_schedule(programs, schedule, keep, True, reads)
+    untaped = _run_schedule(programs, schedule, keep, False, reads)
     np.testing.assert_array_equal(taped[0], untaped[0])
     for a, b in zip(taped[1], untaped[1]):
         np.testing.assert_array_equal(a, b)

@@ -217,16 +217,18 @@ def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
     run = state.tape
     if run is None and _TAPES and not _PENDING:
         run = _begin_tape(instruction)
+    if run is not None and not run.matches(instruction, operands):
+        run = _next_iteration(run, instruction, operands)
     if run is not None:
-        if run.matches(instruction, operands):
-            node, arrays = _new_node(instruction, operands, weak_type)
-            run.add(node)
-            if state.log is not None:
-                state.log.append(node)
-            return node, arrays
-        _divert(run)
+        node, arrays = _new_node(instruction, operands, weak_type)
+        run.add(node)
+        if state.log is not None:
+            state.log.append(node)
+        return node, arrays
     if state.cut_due is not None and not state.cuts_held:
         _cut_iteration()
+        if state.tape is not None:   # (what followed the cut began a tape's run)
+            return add_node(instruction, operands, weak_type, may_begin_iteration)
     node, arrays = _new_node(instruction, operands, weak_type)
     order = node.order
     log = state.log
@@ -317,8 +319,11 @@ def _cut_iteration() -> None:
         if order >= due:
             break
         nodes.append(node)
-    _run_closed(nodes, "the loop's next iteration began (the first pending operation "
-                "recorded again)")
+    _run_closed(nodes, _NEXT_ITERATION, at_cut=due)
+    _adopt()
+
+
+_NEXT_ITERATION = "the loop's next iteration began (the first pending operation recorded again)"
 
 
 def operand_of(operand):
@@ -443,11 +448,12 @@ def _flush_a_prefix() -> None:
     _run_closed(nodes[:cut], "the pending graph reached --xlapy_lazy_max_pending operations")
 
 
-def _run_closed(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
+def _run_closed(nodes: list[Node], reason: str, rest_dropped: bool = False,
+                at_cut: int | None = None) -> None:
     """`_run` of `nodes`, and of any pending node they read from outside the
     pending graph (the copy of a stand-in a handle kept)."""
     try:
-        _run(nodes, reason, rest_dropped)
+        _run(nodes, reason, rest_dropped, at_cut)
     except lazy_cluster.Outside:
         _run(_closure(nodes), reason, rest_dropped)
 
@@ -476,7 +482,8 @@ def materialize(arrays: list[LazyArray], reason: str) -> None:
     _new_step()
 
 
-def _run(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
+def _run(nodes: list[Node], reason: str, rest_dropped: bool = False,
+         at_cut: int | None = None) -> None:
     """Compute the pending `nodes` (in recording order) as one cluster: the values
     the program holds, and those later pending nodes read (none, when the rest
     of the pending graph is dropped after). One walk spells the cluster; its
@@ -505,9 +512,12 @@ def _run(nodes: list[Node], reason: str, rest_dropped: bool = False) -> None:
                           or lazy_cluster.compile_cluster(nodes, structure, tuple(held),
                                                           leaves, _BREAKS))
         values = lazy_cluster.run(executable, leaves)
-        if rest_dropped and _STATE.steplog is not None and _settings()[3]:
-            _keep_tape(nodes, leaves, held, executable)
-    if not rest_dropped:
+        if (rest_dropped or at_cut is not None) and _STATE.steplog is not None \
+                and _settings()[3]:
+            _keep_tape(nodes, leaves, held, executable, at_cut)
+    if at_cut is not None:   # the next iteration's first nodes begin the next step's log
+        _next_step_log(at_cut)
+    elif not rest_dropped:
         _new_step(keeps_tape=False)   # (a part of the step ran: the rest cannot be one)
     _store(nodes, held, values, rest_dropped)
 
@@ -598,16 +608,74 @@ loop has run, found again by how they begin."""
 _MAX_TAPES = 16
 
 
-def _keep_tape(nodes: list[Node], leaves: list, held: dict, executable) -> None:
-    """The step just run as one cluster, kept as the tape of the next like it."""
-    tape = lazy_tape.build(_STATE.steplog, _STATE.stepcalls, nodes, leaves, tuple(held),
-                           executable)
+def _keep_tape(nodes: list[Node], leaves: list, held: dict, executable,
+               at_cut: int | None = None) -> None:
+    """The step just run as one cluster, kept as the tape of the next like it
+    (`at_cut`: it ended where the node of this order began the next iteration)."""
+    log = _STATE.steplog
+    if at_cut is not None:
+        log = [entry for entry in log if _order(entry) < at_cut]
+    tape = lazy_tape.build(log, _STATE.stepcalls, nodes, leaves, tuple(held), executable,
+                           at_cut is not None)
     if tape is not None:
         first = nodes[0].instruction
         _TAPES.pop(id(first), None)
         _TAPES[id(first)] = (first, tape)
         while len(_TAPES) > _MAX_TAPES:
             del _TAPES[next(iter(_TAPES))]
+
+
+def _order(entry) -> int:
+    """The order of a step log's node, or of a cut-out's first stand-in."""
+    return entry.order if type(entry) is Node else entry[0].order
+
+
+def _next_step_log(due: int) -> None:
+    """After a cut where the next iteration began (at order `due`): the nodes
+    and cut-outs recorded since begin the next step's log."""
+    log = _STATE.steplog
+    if log is None:
+        log = list(_PENDING.values())
+    _STATE.steplog = [entry for entry in log if _order(entry) >= due]
+    _STATE.stepcalls = {k: v for k, v in _STATE.stepcalls.items() if k >= due}
+
+
+def _adopt() -> None:
+    """After a cut where the next iteration began: if the nodes recorded since
+    are the start of a tape kept at such a cut, they become its run."""
+    if _STATE.tape is not None or not _PENDING or not _TAPES or _STATE.untaped:
+        return
+    nodes = list(_PENDING.values())
+    entry = _TAPES.get(id(nodes[0].instruction))
+    if entry is None or entry[0] is not nodes[0].instruction or not entry[1].at_cut:
+        return
+    run = lazy_tape.TapeRun(entry[1])
+    for node in nodes:
+        if not run.matches(node.instruction, node.operands):
+            return
+        run.add(node)
+    log = _STATE.steplog or ()
+    run.captures.extend(e for e in log if type(e) is tuple and e[0].order in run.position)
+    _PENDING.clear()
+    _STATE.repeat = None
+    _STATE.tape = run
+
+
+def _next_iteration(run: lazy_tape.TapeRun, instruction, operands):
+    """A node that does not match the run's tape: where the tape was kept at a
+    loop's cut and is matched whole, the next iteration begins (the step runs,
+    and a run of a tape that begins with this node, if any, is returned);
+    otherwise the match ends (None)."""
+    _STATE.tape = None
+    if not (run.tape.at_cut and len(run.nodes) == len(run.tape.instructions)
+            and _run_tape(run, [], _NEXT_ITERATION)):
+        _divert(run)
+        return None
+    run = _begin_tape(instruction)
+    if run is not None and not run.matches(instruction, operands):
+        _divert(run)
+        return None
+    return run
 
 
 def _begin_tape(instruction: HloInstruction):
@@ -626,8 +694,11 @@ def _run_tape(run: lazy_tape.TapeRun, arrays: list, reason: str) -> bool:
         return False
     nodes = run.nodes
     held = _held(nodes, ())
-    if tuple(held) != run.tape.wanted:
-        return False
+    wanted = run.tape.wanted
+    if tuple(held) != wanted:   # (fewer results held than then: computed all the same)
+        if not set(held) <= set(wanted):
+            return False
+        held = {key: held.get(key, []) for key in wanted}
     _count_cut(reason, nodes)
     STATS.cache_hits += 1
     STATS.taped += 1

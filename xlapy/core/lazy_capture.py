@@ -56,8 +56,8 @@ def capture(fun, args: list[Array], in_tree: TreeDef, name: str) -> Capture | No
     computation of its arguments, or None where the recording cannot stand for
     it: a cluster ran inside (a value was read, so later operations saw
     constants, not the arguments), or an output is not a pending array."""
-    clusters = lazy.STATS.clusters
     stand_ins = [lazy.stand_in(a, may_begin_iteration=True) for a in args]
+    clusters = lazy.STATS.clusters   # (a stand-in may end a loop's step: a cluster before)
     copies = [a._node for a in stand_ins]
     marks = {n.order: k for k, n in enumerate(copies) if n is not None}
     tainted, _STATE.tainted = _STATE.tainted, False

@@ -42,10 +42,13 @@ class Tape:
     the computation, its captures' sources, its outputs and their tree."""
 
     __slots__ = ("instructions", "sources", "leaf_avals", "wanted", "executable", "captures",
-                 "calls", "constants")
+                 "calls", "constants", "at_cut")
 
     def __init__(self, instructions, sources, leaf_avals, wanted, executable, captures, calls,
-                 constants):
+                 constants, at_cut=False):
+        self.at_cut = at_cut
+        """The step ended where the loop's next iteration began (no value read):
+        the tape's step ends when its last node is matched and another comes."""
         self.calls = calls
         """Per node, the replayed call that made it: (function, how each argument is
         checked (`_call_plan`), recipe, raw flags, x64), or None."""
@@ -61,7 +64,7 @@ class Tape:
 
 
 def build(log: list, calls: dict, nodes: list[Node], leaves: list, wanted: tuple,
-          executable) -> Tape | None:
+          executable, at_cut: bool = False) -> Tape | None:
     """The tape of a step whose cluster just ran: `log` the step's nodes and
     cut-outs in order of recording, `calls` (node order -> (function, arguments,
     recipe, raw flags, x64)) the replayed calls that made nodes; None unless the
@@ -90,7 +93,7 @@ def build(log: list, calls: dict, nodes: list[Node], leaves: list, wanted: tuple
             _recipe_constants(plan[2].steps[0][1], slot, constants)
     return Tape(tuple(n.instruction for n in nodes), sources,
                 tuple((v.shape, v.dtype) for v in leaves), wanted, executable, captures, plans,
-                tuple(constants.items()))
+                tuple(constants.items()), at_cut)
 
 
 def _recipe_constants(specs, slot: dict, found: dict) -> None:
@@ -180,10 +183,13 @@ def _source(operand, position: dict, slot: dict, node: Node):
     if type(operand) is tuple:
         if len(operand) == 2 and type(operand[0]) is Node:
             k = position.get(operand[0].order)
-            if k is None:
+            if k is not None:
+                return (k, operand[1])
+            if operand[0].operands is not None:
                 raise NoTape
-            return (k, operand[1])
-        return ("t", tuple(_source(o, position, slot, node) for o in operand))
+            operand = operand[0].value[operand[1] or 0]   # computed by an earlier cluster
+        else:
+            return ("t", tuple(_source(o, position, slot, node) for o in operand))
     number = slot.get(id(operand))
     if number is not None:
         return number
@@ -234,13 +240,18 @@ class TapeRun:
         for operand, source in zip(operands, sources):
             if type(operand) is tuple:
                 if len(operand) == 2 and type(operand[0]) is Node:
-                    if type(source) is not tuple or source[0] != self.position.get(
-                            operand[0].order) or source[1] != operand[1]:
-                        return False
+                    k = self.position.get(operand[0].order)
+                    if k is not None or operand[0].operands is not None:
+                        if type(source) is not tuple or source[0] != k or source[1] != operand[1]:
+                            return False
+                        continue
+                    operand = operand[0].value[operand[1] or 0]   # computed earlier: a leaf
                 elif not (type(source) is tuple and source[0] == "t"
                           and self._operands(operand, source[1])):
                     return False
-            elif type(source) is int:
+                else:
+                    continue
+            if type(source) is int:
                 held = leaves[source]
                 if held is None:
                     leaves[source] = operand
