@@ -22,6 +22,8 @@ value must be one value again.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from xlapy.core.array import ConcreteArray
@@ -35,32 +37,31 @@ class NoTape(Exception):
     """The step cannot be taped (a node reads a value computed by an earlier cluster)."""
 
 
+@dataclass(slots=True, eq=False)
 class Tape:
-    """A step as its cluster ran: per node its instruction and operand sources
-    (`source_of`), the leaves' (shape, dtype), the held outputs, the
-    executable, and per `grad` cut-out (by the position of its first stand-in)
-    the computation, its captures' sources, its outputs and their tree."""
+    """A step as its cluster ran."""
 
-    __slots__ = ("instructions", "sources", "leaf_avals", "wanted", "executable", "captures",
-                 "calls", "constants", "at_cut")
-
-    def __init__(self, instructions, sources, leaf_avals, wanted, executable, captures, calls,
-                 constants, at_cut=False):
-        self.at_cut = at_cut
-        """The step ended where the loop's next iteration began (no value read):
-        the tape's step ends when its last node is matched and another comes."""
-        self.calls = calls
-        """Per node, the replayed call that made it: (function, how each argument is
-        checked (`_call_plan`), recipe, raw flags, x64), or None."""
-        self.constants = constants
-        """(leaf, value) of those recipes' scalar operands: a call made from its plan
-        uses its recipe's own, so they are leaves before the step begins."""
-        self.instructions = instructions
-        self.sources = sources
-        self.leaf_avals = leaf_avals
-        self.wanted = wanted
-        self.executable = executable
-        self.captures = captures
+    instructions: tuple
+    """Per node, its instruction."""
+    sources: tuple
+    """Per node, where each operand comes from (`_source`)."""
+    leaf_avals: tuple
+    """The leaves' (shape, dtype): the executable's parameters."""
+    wanted: tuple
+    """The held results, (position, tuple index) each: the executable's outputs."""
+    executable: object
+    captures: dict
+    """Per `grad` cut-out, by the position of its first stand-in: the
+    computation, its captures' sources, its outputs and their tree."""
+    calls: tuple
+    """Per node, the replayed call that made it: (function, how each argument is
+    checked (`_call_plan`), recipe, raw flags, x64, keywords), or None."""
+    constants: tuple
+    """(leaf, value) of those recipes' scalar operands: a call made from its plan
+    uses its recipe's own, so they are leaves before the step begins."""
+    at_cut: bool = False
+    """The step ended where the loop's next iteration began (no value read):
+    the tape's step ends when its last node is matched and another comes."""
 
 
 def build(log: list, calls: dict, nodes: list[Node], leaves: list, wanted: tuple,
