@@ -614,7 +614,7 @@ def _keep_tape(nodes: list[Node], leaves: list, held: dict, executable,
     (`at_cut`: it ended where the node of this order began the next iteration)."""
     log = _STATE.steplog
     if at_cut is not None:
-        log = [entry for entry in log if _order(entry) < at_cut]
+        log = [entry for entry in log if lazy_tape.logged_order(entry) < at_cut]
     tape = lazy_tape.build(log, _STATE.stepcalls, nodes, leaves, tuple(held), executable,
                            at_cut is not None)
     if tape is not None:
@@ -625,18 +625,13 @@ def _keep_tape(nodes: list[Node], leaves: list, held: dict, executable,
             del _TAPES[next(iter(_TAPES))]
 
 
-def _order(entry) -> int:
-    """The order of a step log's node, or of a cut-out's first stand-in."""
-    return entry.order if type(entry) is Node else entry[0].order
-
-
 def _next_step_log(due: int) -> None:
     """After a cut where the next iteration began (at order `due`): the nodes
     and cut-outs recorded since begin the next step's log."""
     log = _STATE.steplog
     if log is None:
         log = list(_PENDING.values())
-    _STATE.steplog = [entry for entry in log if _order(entry) >= due]
+    _STATE.steplog = [entry for entry in log if lazy_tape.logged_order(entry) >= due]
     _STATE.stepcalls = {k: v for k, v in _STATE.stepcalls.items() if k >= due}
 
 
@@ -667,8 +662,10 @@ def _next_iteration(run: lazy_tape.TapeRun, instruction, operands):
     and a run of a tape that begins with this node, if any, is returned);
     otherwise the match ends (None)."""
     _STATE.tape = None
+    read = [(run.position[node.order], index) for node, index in refs(operands)
+            if node.order in run.position]   # (results the next node reads are outputs)
     if not (run.tape.at_cut and len(run.nodes) == len(run.tape.instructions)
-            and _run_tape(run, [], _NEXT_ITERATION)):
+            and _run_tape(run, [], _NEXT_ITERATION, read)):
         _divert(run)
         return None
     run = _begin_tape(instruction)
@@ -687,13 +684,16 @@ def _begin_tape(instruction: HloInstruction):
     return run
 
 
-def _run_tape(run: lazy_tape.TapeRun, arrays: list, reason: str) -> bool:
-    """Run the tape's executable for a step that matched all of it (and holds the
-    results it held); False, having run nothing, otherwise."""
+def _run_tape(run: lazy_tape.TapeRun, arrays: list, reason: str, read=()) -> bool:
+    """Run the tape's executable for a step that matched all of it, where the
+    results it holds (and `read`, (position, index) each) are among the tape's
+    outputs; False, having run nothing, otherwise."""
     if not run.complete(arrays):
         return False
     nodes = run.nodes
     held = _held(nodes, ())
+    for key in read:
+        held.setdefault(key, [])
     wanted = run.tape.wanted
     if tuple(held) != wanted:   # (fewer results held than then: computed all the same)
         if not set(held) <= set(wanted):

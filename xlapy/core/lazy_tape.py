@@ -64,6 +64,11 @@ class Tape:
     the tape's step ends when its last node is matched and another comes."""
 
 
+def logged_order(entry) -> int:
+    """The order of a step log's node, or of a cut-out's first stand-in."""
+    return entry.order if type(entry) is Node else entry[0].order
+
+
 def build(log: list, calls: dict, nodes: list[Node], leaves: list, wanted: tuple,
           executable, at_cut: bool = False) -> Tape | None:
     """The tape of a step whose cluster just ran: `log` the step's nodes and
