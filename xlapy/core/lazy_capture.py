@@ -81,8 +81,6 @@ def capture(fun, args: list[Array], in_tree: TreeDef, name: str) -> Capture | No
                 if cut is None:
                     cut = _cut_out(name, args, log, marks, leaves)
                     lazy.note_capture(copies[0] if copies else None, *cut, leaves, out_tree)
-            else:
-                lazy.settle()
         except BaseException:
             lazy.unmark(copies, log)
             raise
