@@ -67,7 +67,7 @@ def _record_cost() -> list[tuple[str, float, float]]:
         for mode in ("eager", "lazy"):
             with (xlapy.jit_scope() if mode == "lazy" else contextlib.nullcontext()):
                 keep = []
-                lazy._STATE.cuts_held += 1   # only the recording is timed: no cluster runs
+                lazy.STATE.cuts_held += 1   # only the recording is timed: no cluster runs
                 try:
                     keep.append(fn())   # the first call learns the recipe: not timed
                     blocks = []         # the median of 5 blocks: one pause is not a figure
@@ -78,9 +78,9 @@ def _record_cost() -> list[tuple[str, float, float]]:
                         blocks.append((time.perf_counter() - start) / 100)
                     times[mode] = sorted(blocks)[2]
                 finally:
-                    lazy._STATE.cuts_held -= 1
+                    lazy.STATE.cuts_held -= 1
                 keep.clear()
-                lazy._PENDING.clear()
+                lazy.PENDING.clear()
         rows.append((name, times["eager"], times["lazy"]))
     return rows
 

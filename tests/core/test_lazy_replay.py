@@ -157,4 +157,4 @@ def test_stop_gradient_and_custom_vjp_keep_their_meaning_lazily():
     np.testing.assert_allclose(eager, x + 0.1, rtol=1e-6)
     for g in lazy_grads:
         np.testing.assert_allclose(g, eager, rtol=1e-6)
-    assert not lazy._PENDING
+    assert not lazy.PENDING

@@ -27,80 +27,28 @@ import gc
 import itertools
 import os
 import sys
-import threading
 import weakref
 
 import numpy as np
 
-from xlapy.core import lazy_cluster, lazy_tape
+from xlapy.core import lazy_cluster, lazy_steps
 from xlapy.core.array import ConcreteArray
 from xlapy.core.errors import where
 from xlapy.core.lazy_cluster import STATS, Stats  # noqa: F401  (lazy.STATS, lazy.Stats)
 from xlapy.core.lazy_graph import Node, array_shape, is_ref, refs, signature
-from xlapy.flags import debug_options, register_flag
+from xlapy.core.lazy_state import (  # noqa: F401  (lazy.STATE, lazy.PENDING)
+    BREAKS,
+    ORDER,
+    PENDING,
+    STATE,
+    active,
+    count_cut,
+    held_outputs,
+    settings,
+    store_values,
+)
 from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import Opcode
-
-register_flag("xla_auto_jit", "int", 0,
-              "auto-clustering of eager code (TF's --tf_xla_auto_jit): 1 or 2 records eager "
-              "operations and compiles them as clusters; 0 runs them one at a time")
-register_flag("xla_min_cluster_size", "int", 1,
-              "clusters with fewer operations than this run op by op instead of compiled")
-register_flag("xla_clustering_debug", "bool", False,
-              "with --xla_dump_to, write each new cluster's HLO and the list of cluster "
-              "breaks with their reasons")
-register_flag("xlapy_lazy_max_pending", "int", 1024,
-              "a pending lazy graph of this many operations is run without waiting to be asked")
-register_flag("xlapy_lazy_tape", "bool", True,
-              "match a step recorded like the last one against its tape (lazy_tape) instead "
-              "of spelling and looking up its cluster again")
-
-
-class _State(threading.local):
-    def __init__(self):
-        self.scopes = 0
-        self.cuts_held = 0       # a recording is being cut out of the graph: no cluster runs
-        self.log: list | None = None   # nodes made, for a recording being learned
-        self.cut_due: int | None = None   # a loop's next iteration starts at this node
-        self.repeat: tuple | None = None  # (first node, the pending head it must repeat, matched)
-        self.tape: lazy_tape.TapeRun | None = None   # this step, matched against a tape
-        self.steplog: list | None = []   # the step's nodes and cut-outs, for its tape
-        self.stepcalls: dict = {}   # node order -> the replayed call that made it
-        self.untaped = 0   # a recipe is being learned: no tape begins
-
-
-_STATE = _State()
-
-
-def active() -> bool:
-    """Whether eager operations are recorded (a jit_scope, or --xla_auto_jit).
-    Every eager op asks, so the flag is looked up by the raw environment value
-    (50 ns) rather than parsed options (1 µs)."""
-    return _STATE.scopes > 0 or _settings()[0]
-
-
-def _settings() -> tuple[bool, int, int, bool]:
-    """(--xla_auto_jit on, --xlapy_lazy_max_pending, --xla_min_cluster_size,
-    --xlapy_lazy_tape), by the raw XLAPY_FLAGS."""
-    raw = _ENVIRON.get(_KEY)
-    hit = _SETTINGS.get(raw)
-    if hit is None:
-        options = debug_options()
-        hit = _SETTINGS[raw] = (options.xla_auto_jit > 0, options.xlapy_lazy_max_pending,
-                                options.xla_min_cluster_size, options.xlapy_lazy_tape)
-    return hit
-
-
-_ENVIRON = getattr(os.environ, "_data", os.environ)
-"""The process environment as stored (bytes on POSIX), read without conversions."""
-_KEY = b"XLAPY_FLAGS" if _ENVIRON is not os.environ else "XLAPY_FLAGS"
-_SETTINGS: dict = {}
-
-
-# -- the pending graph ------------------------------------------------------------------------
-_ORDER = itertools.count()
-_PENDING: dict[int, Node] = {}
-"""Recorded, not yet computed, by order: what a flush may have to compute."""
 
 
 class LazyArray(ConcreteArray):
@@ -213,12 +161,12 @@ def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
              may_begin_iteration: bool = True):
     """(the node, its LazyArray or tuple of them) for `instruction` applied to
     operands already spelled as nodes hold them ((node, index) or values)."""
-    state = _STATE
+    state = STATE
     run = state.tape
-    if run is None and _TAPES and not _PENDING:
-        run = _begin_tape(instruction)
+    if run is None and lazy_steps.TAPES and not PENDING:
+        run = lazy_steps.begin_tape(instruction)
     if run is not None and not run.matches(instruction, operands):
-        run = _next_iteration(run, instruction, operands)
+        run = lazy_steps.next_iteration(run, instruction, operands)
     if run is not None:
         node, arrays = _new_node(instruction, operands, weak_type)
         run.add(node)
@@ -236,19 +184,19 @@ def add_node(instruction: HloInstruction, operands: list, weak_type: bool,
         log.append(node)
     if state.steplog is not None:
         state.steplog.append(node)
-    pending = _PENDING
+    pending = PENDING
     if may_begin_iteration and len(pending) >= _ITERATION_MIN and state.cut_due is None and (
             state.repeat is not None or instruction is pending[next(iter(pending))].instruction):
         _watch_for_iteration(state, pending, node)
     pending[order] = node
-    if len(pending) >= _settings()[1]:
+    if len(pending) >= settings()[1]:
         _flush_a_prefix()
     return node, arrays
 
 
 def _new_node(instruction: HloInstruction, operands: list, weak_type: bool):
     """(a node for `instruction` on `operands`, its LazyArray or tuple of them)."""
-    node = Node(instruction, operands, weak_type, next(_ORDER))
+    node = Node(instruction, operands, weak_type, next(ORDER))
     results = _RESULTS.get(id(instruction))
     if results is None or results[0] is not instruction:
         results = _results(instruction)
@@ -313,17 +261,14 @@ def _cut_iteration() -> None:
     pending one is recorded again the iterations before run as one cluster:
     a loop that never reads a value compiles its step once, instead of
     waiting for --xlapy_lazy_max_pending and compiling a cluster of many."""
-    due, _STATE.cut_due = _STATE.cut_due, None
+    due, STATE.cut_due = STATE.cut_due, None
     nodes = []
-    for order, node in _PENDING.items():
+    for order, node in PENDING.items():
         if order >= due:
             break
         nodes.append(node)
-    _run_closed(nodes, _NEXT_ITERATION, at_cut=due)
-    _adopt()
-
-
-_NEXT_ITERATION = "the loop's next iteration began (the first pending operation recorded again)"
+    _run_closed(nodes, lazy_steps.NEXT_ITERATION, at_cut=due)
+    lazy_steps.adopt()
 
 
 def operand_of(operand):
@@ -380,7 +325,7 @@ def unmark(copies: list[Node], nodes: list[Node]) -> None:
     """Point `nodes` (those recorded since the stand-ins, in the log) at the
     stand-ins' arguments themselves and drop the copies from the pending graph
     (a handle kept on a stand-in still works: its node keeps its operand)."""
-    settle()
+    lazy_steps.settle()
     sources = {n.order: n.operands[0] for n in copies if n is not None and n.pending}
     if not sources:
         return
@@ -388,7 +333,7 @@ def unmark(copies: list[Node], nodes: list[Node]) -> None:
         if node.operands is not None and node.order not in sources:
             node.operands = [_redirect(o, sources) for o in node.operands]
     for order in sources:
-        _PENDING.pop(order, None)
+        PENDING.pop(order, None)
 
 
 @contextlib.contextmanager
@@ -396,13 +341,13 @@ def logged():
     """The nodes recorded inside, in order (a list that fills as they are made);
     an enclosing log gets them too when the block ends, except those the block
     drops from its own list."""
-    outer = _STATE.log
+    outer = STATE.log
     log: list = []
-    _STATE.log = log
+    STATE.log = log
     try:
         yield log
     finally:
-        _STATE.log = outer
+        STATE.log = outer
         if outer is not None:
             outer.extend(log)
 
@@ -416,24 +361,21 @@ def _redirect(operand, sources):
 
 
 # -- cutting and running clusters ---------------------------------------------------------------
-_BREAKS: list[str] = []
-_MAX_BREAKS = 1000
-
 
 def breaks() -> list[str]:
     """Why each cluster so far was cut, oldest first (the last 1000)."""
-    return list(_BREAKS)
+    return list(BREAKS)
 
 
 def flush(reason: str = "sync") -> None:
     """Run every pending operation whose result is still held."""
-    settle()
-    held = [a for node in list(_PENDING.values()) for ref in node.outputs
+    lazy_steps.settle()
+    held = [a for node in list(PENDING.values()) for ref in node.outputs
             if (a := ref()) is not None and a._value is None]
     if held:
         materialize(held[:1], reason)
-    _PENDING.clear()
-    _STATE.cut_due = _STATE.repeat = None
+    PENDING.clear()
+    STATE.cut_due = STATE.repeat = None
 
 
 def _flush_a_prefix() -> None:
@@ -441,7 +383,7 @@ def _flush_a_prefix() -> None:
     operations every iteration, so the cut goes just before the last repeat of
     the first pending operation: whole iterations, the same number each time,
     and every such cluster has one structure (compiled once)."""
-    nodes = list(_PENDING.values())
+    nodes = list(PENDING.values())
     first = signature(nodes[0].instruction)
     cut = next((k for k in range(len(nodes) - 1, len(nodes) // 4, -1)
                 if signature(nodes[k].instruction) == first), len(nodes))
@@ -467,19 +409,19 @@ def materialize(arrays: list[LazyArray], reason: str) -> None:
     arrays = [a for a in arrays if not a._computed()]
     if not arrays:
         return
-    run = _STATE.tape
+    run = STATE.tape
     if run is not None:
-        _STATE.tape = None
-        if _run_tape(run, arrays, reason):
+        STATE.tape = None
+        if lazy_steps.run_tape(run, arrays, reason):
             return
-        _divert(run)
-    nodes = list(_PENDING.values())
-    if not all(_PENDING.get(a._node.order) is a._node for a in arrays):
+        lazy_steps.divert(run)
+    nodes = list(PENDING.values())
+    if not all(PENDING.get(a._node.order) is a._node for a in arrays):
         nodes = _closure(nodes + [a._node for a in arrays])
     _run_closed(nodes, reason, rest_dropped=True)
-    _PENDING.clear()   # what is left, nothing holds: it would only join the next cluster
-    _STATE.cut_due = _STATE.repeat = None
-    _new_step()
+    PENDING.clear()   # what is left, nothing holds: it would only join the next cluster
+    STATE.cut_due = STATE.repeat = None
+    lazy_steps.new_step()
 
 
 def _run(nodes: list[Node], reason: str, rest_dropped: bool = False,
@@ -494,84 +436,38 @@ def _run(nodes: list[Node], reason: str, rest_dropped: bool = False,
     if not nodes:
         return
     later = () if rest_dropped else _later(nodes)
-    if len(nodes) < _settings()[2]:
+    if len(nodes) < settings()[2]:
         _check_closed(nodes)
-        _count_cut(reason, nodes)
-        held = _held(nodes, later)
+        count_cut(reason, nodes)
+        held = held_outputs(nodes, later)
         values = lazy_cluster.interpret(nodes, [(nodes[k], i) for k, i in held])
     else:
         structure, leaves = lazy_cluster.spelled(nodes)
-        _count_cut(reason, nodes)   # (before a compile: a new cluster's dump lists it)
-        held = _held(nodes, later)
+        count_cut(reason, nodes)   # (before a compile: a new cluster's dump lists it)
+        held = held_outputs(nodes, later)
         executable = lazy_cluster.cached(structure, tuple(held), leaves)
         if executable is None:
             held = None   # (its handles would survive the collection)
             gc.collect(0)
-            held = _held(nodes, later)
+            held = held_outputs(nodes, later)
             executable = (lazy_cluster.cached(structure, tuple(held), leaves)
                           or lazy_cluster.compile_cluster(nodes, structure, tuple(held),
-                                                          leaves, _BREAKS))
+                                                          leaves, BREAKS))
         values = lazy_cluster.run(executable, leaves)
-        if (rest_dropped or at_cut is not None) and _STATE.steplog is not None \
-                and _settings()[3]:
-            _keep_tape(nodes, leaves, held, executable, at_cut)
+        if (rest_dropped or at_cut is not None) and STATE.steplog is not None \
+                and settings()[3]:
+            lazy_steps.keep_tape(nodes, leaves, held, executable, at_cut)
     if at_cut is not None:   # the next iteration's first nodes begin the next step's log
-        _next_step_log(at_cut)
+        lazy_steps.next_step_log(at_cut)
     elif not rest_dropped:
-        _new_step(keeps_tape=False)   # (a part of the step ran: the rest cannot be one)
-    _store(nodes, held, values, rest_dropped)
-
-
-def _store(nodes: list[Node], held: dict, values: list, rest_dropped: bool) -> None:
-    """The cluster's `values` into the `held` handles; the computed nodes' operands go."""
-    for node in nodes:   # computed: the graph behind them can go
-        node.operands = None
-        node.value = [None] * len(node.outputs)   # (one output per tuple element at least)
-        if not rest_dropped:
-            _PENDING.pop(node.order, None)
-    for (k, index), value in zip(held, values):
-        node = nodes[k]
-        node.value[index or 0] = value
-        for array in held[k, index]:
-            array._set(value)
-
-
-def _count_cut(reason: str, nodes: list[Node]) -> None:
-    _BREAKS.append(f"{reason}: a cluster of {len(nodes)} operations")
-    del _BREAKS[:-_MAX_BREAKS]
-    STATS.clusters += 1
-    STATS.operations += len(nodes)
+        lazy_steps.new_step(keeps_tape=False)   # (a part of the step ran: the rest cannot be one)
+    store_values(nodes, held, values, rest_dropped)
 
 
 def _later(nodes: list[Node]) -> list[Node]:
     """The pending nodes recorded after `nodes` and not among them."""
     members = {n.order for n in nodes}
-    return [n for n in _PENDING.values() if n.order not in members]
-
-
-def _held(nodes: list[Node], later) -> dict:
-    """(position, tuple index) -> the LazyArrays the program holds for that result
-    and has not computed (none, for a result only `later` nodes read), in
-    order of position and index: the cluster's outputs."""
-    held: dict = {}
-    for k, node in enumerate(nodes):
-        for ref in node.outputs:
-            if (a := ref()) is not None and a._value is None:
-                key = (k, a._index)
-                if key in held:
-                    held[key].append(a)
-                else:
-                    held[key] = [a]
-    if later:
-        position = {n.order: k for k, n in enumerate(nodes)}
-        for other in later:
-            for node, index in refs(other.operands):
-                k = position.get(node.order)
-                if k is not None and (k, index) not in held:
-                    held[k, index] = []
-    if len(held) > 1:   # twins of one tuple element, later nodes' reads: out of order
-        held = dict(sorted(held.items(), key=lambda item: (item[0][0], item[0][1] or 0)))
-    return held
+    return [n for n in PENDING.values() if n.order not in members]
 
 
 def _check_closed(nodes: list[Node]) -> None:
@@ -601,178 +497,16 @@ def _closure(nodes) -> list[Node]:
     return [seen[k] for k in sorted(seen)]
 
 
-# -- the step tape (lazy_tape) ---------------------------------------------------------------------
-_TAPES: dict[int, tuple] = {}
-"""id(a tape's first instruction) -> (that instruction, the tape): the steps a
-loop has run, found again by how they begin."""
-_MAX_TAPES = 16
-
-
-def _keep_tape(nodes: list[Node], leaves: list, held: dict, executable,
-               at_cut: int | None = None) -> None:
-    """The step just run as one cluster, kept as the tape of the next like it
-    (`at_cut`: it ended where the node of this order began the next iteration)."""
-    log = _STATE.steplog
-    if at_cut is not None:
-        log = [entry for entry in log if lazy_tape.logged_order(entry) < at_cut]
-    tape = lazy_tape.build(log, _STATE.stepcalls, nodes, leaves, tuple(held), executable,
-                           at_cut is not None)
-    if tape is not None:
-        first = nodes[0].instruction
-        _TAPES.pop(id(first), None)
-        _TAPES[id(first)] = (first, tape)
-        while len(_TAPES) > _MAX_TAPES:
-            del _TAPES[next(iter(_TAPES))]
-
-
-def _next_step_log(due: int) -> None:
-    """After a cut where the next iteration began (at order `due`): the nodes
-    and cut-outs recorded since begin the next step's log."""
-    log = _STATE.steplog
-    if log is None:
-        log = list(_PENDING.values())
-    _STATE.steplog = [entry for entry in log if lazy_tape.logged_order(entry) >= due]
-    _STATE.stepcalls = {k: v for k, v in _STATE.stepcalls.items() if k >= due}
-
-
-def _adopt() -> None:
-    """After a cut where the next iteration began: if the nodes recorded since
-    are the start of a tape kept at such a cut, they become its run."""
-    if _STATE.tape is not None or not _PENDING or not _TAPES or _STATE.untaped:
-        return
-    nodes = list(_PENDING.values())
-    entry = _TAPES.get(id(nodes[0].instruction))
-    if entry is None or entry[0] is not nodes[0].instruction or not entry[1].at_cut:
-        return
-    run = lazy_tape.TapeRun(entry[1])
-    for node in nodes:
-        if not run.matches(node.instruction, node.operands):
-            return
-        run.add(node)
-    log = _STATE.steplog or ()
-    run.captures.extend(e for e in log if type(e) is tuple and e[0].order in run.position)
-    _PENDING.clear()
-    _STATE.repeat = None
-    _STATE.tape = run
-
-
-def _next_iteration(run: lazy_tape.TapeRun, instruction, operands):
-    """A node that does not match the run's tape: where the tape was kept at a
-    loop's cut and is matched whole, the next iteration begins (the step runs,
-    and a run of a tape that begins with this node, if any, is returned);
-    otherwise the match ends (None)."""
-    _STATE.tape = None
-    read = [(run.position[node.order], index) for node, index in refs(operands)
-            if node.order in run.position]   # (results the next node reads are outputs)
-    if not (run.tape.at_cut and len(run.nodes) == len(run.tape.instructions)
-            and _run_tape(run, [], _NEXT_ITERATION, read)):
-        _divert(run)
-        return None
-    run = _begin_tape(instruction)
-    if run is not None and not run.matches(instruction, operands):
-        _divert(run)
-        return None
-    return run
-
-
-def _begin_tape(instruction: HloInstruction):
-    """A run of the tape that begins with `instruction` (nothing is pending), or None."""
-    entry = _TAPES.get(id(instruction))
-    if entry is None or entry[0] is not instruction or _STATE.untaped or not _settings()[3]:
-        return None
-    run = _STATE.tape = lazy_tape.TapeRun(entry[1])
-    return run
-
-
-def _run_tape(run: lazy_tape.TapeRun, arrays: list, reason: str, read=()) -> bool:
-    """Run the tape's executable for a step that matched all of it, where the
-    results it holds (and `read`, (position, index) each) are among the tape's
-    outputs; False, having run nothing, otherwise."""
-    if not run.complete(arrays):
-        return False
-    nodes = run.nodes
-    held = _held(nodes, ())
-    for key in read:
-        held.setdefault(key, [])
-    wanted = run.tape.wanted
-    if tuple(held) != wanted:   # (fewer results held than then: computed all the same)
-        if not set(held) <= set(wanted):
-            return False
-        held = {key: held.get(key, []) for key in wanted}
-    _count_cut(reason, nodes)
-    STATS.cache_hits += 1
-    STATS.taped += 1
-    values = lazy_cluster.run(run.tape.executable, run.leaves)
-    _store(nodes, held, values, rest_dropped=True)
-    _new_step()
-    return True
-
-
-def _new_step(keeps_tape: bool = True) -> None:
-    """A step begins: its log starts empty (or, where it cannot be a tape, is None)."""
-    _STATE.steplog = [] if keeps_tape else None
-    _STATE.stepcalls = {}
-
-
-def _divert(run: lazy_tape.TapeRun) -> None:
-    """The step stops matching its tape: the nodes made so far enter the pending
-    graph as if recorded there (and, with the cut-outs taken from the tape, are
-    the step's log: its cluster becomes the next tape)."""
-    _STATE.tape = None
-    for node in run.nodes:
-        _PENDING[node.order] = node
-    _STATE.steplog = run.nodes + run.captures
-
-
-def settle() -> None:
-    """End the match of a step against its tape (before the pending graph is read)."""
-    run = _STATE.tape
-    if run is not None:
-        _divert(run)
-
-
-@contextlib.contextmanager
-def untaped():
-    """No tape begins inside (a recipe being learned records and drops nodes)."""
-    settle()
-    _STATE.untaped += 1
-    try:
-        yield
-    finally:
-        _STATE.untaped -= 1
-
-
-def taped_capture(copies: list[Node], outputs: list, out_tree, handle):
-    """(computation, captures) of a `grad` cut-out as the step's tape has it (see
-    TapeRun.captured); None, the match over, where there is none to take."""
-    run = _STATE.tape
-    if run is None or not copies or copies[0] is None:
-        settle()
-        return None
-    found = run.captured(copies[0], outputs, out_tree, handle)
-    if found is None:
-        _divert(run)
-    return found
-
-
-def note_capture(first: Node | None, computation, captures: list, outputs: list,
-                 out_tree) -> None:
-    """A `grad` cut-out of the step (for its tape)."""
-    log = _STATE.steplog
-    if log is not None and first is not None:
-        log.append((first, computation, captures, outputs, out_tree))
-
-
 # -- the scope -----------------------------------------------------------------------------------
 @contextlib.contextmanager
 def jit_scope():
     """Compile the eager operations of a block as clusters (TF's `jit_scope`):
     values leaving the block are computed when it ends."""
-    _STATE.scopes += 1
+    STATE.scopes += 1
     try:
         yield
     finally:
-        _STATE.scopes -= 1
+        STATE.scopes -= 1
         if not active():
             flush("the end of a jit_scope")
 

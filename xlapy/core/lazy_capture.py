@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xlapy.core import lazy, lazy_cluster
+from xlapy.core import lazy, lazy_cluster, lazy_steps
 from xlapy.core.array import Array, ConcreteArray
 from xlapy.core.lazy_graph import array_shape, is_ref, spell
 from xlapy.core.pytree import TreeDef, tree_flatten, tree_unflatten
@@ -43,7 +43,7 @@ def taint() -> None:
     """Called by operations that behave differently under a trace (a custom_vjp
     function runs its rule only there): a capture under way gives up, and the
     function is traced instead."""
-    if lazy._STATE.cuts_held:
+    if lazy.STATE.cuts_held:
         _STATE.tainted = True
 
 
@@ -61,7 +61,7 @@ def capture(fun, args: list[Array], in_tree: TreeDef, name: str) -> Capture | No
     copies = [a._node for a in stand_ins]
     marks = {n.order: k for k, n in enumerate(copies) if n is not None}
     tainted, _STATE.tainted = _STATE.tainted, False
-    lazy._STATE.cuts_held += 1
+    lazy.STATE.cuts_held += 1
     with lazy.logged() as log:
         try:
             out = fun(*tree_unflatten(in_tree, stand_ins))
@@ -69,7 +69,7 @@ def capture(fun, args: list[Array], in_tree: TreeDef, name: str) -> Capture | No
             lazy.unmark(copies, log)
             raise
         finally:
-            lazy._STATE.cuts_held -= 1
+            lazy.STATE.cuts_held -= 1
             tainted, _STATE.tainted = _STATE.tainted, tainted
         leaves, out_tree = tree_flatten(out)
         try:
@@ -77,10 +77,10 @@ def capture(fun, args: list[Array], in_tree: TreeDef, name: str) -> Capture | No
             if not tainted and lazy.STATS.clusters == clusters and all(
                     type(x) is lazy.LazyArray and x._value is None and x._node is not None
                     and x._node.pending and x._node.order not in marks for x in leaves):
-                cut = lazy.taped_capture(copies, leaves, out_tree, _handle)
+                cut = lazy_steps.taped_capture(copies, leaves, out_tree, _handle)
                 if cut is None:
                     cut = _cut_out(name, args, log, marks, leaves)
-                    lazy.note_capture(copies[0] if copies else None, *cut, leaves, out_tree)
+                    lazy_steps.note_capture(copies[0] if copies else None, *cut, leaves, out_tree)
         except BaseException:
             lazy.unmark(copies, log)
             raise
@@ -95,7 +95,7 @@ def capture(fun, args: list[Array], in_tree: TreeDef, name: str) -> Capture | No
 def _cut_out(name: str, args: list, log: list, marks: dict, leaves: list):
     """(the computation, its captures) of what the function recorded and is still
     pending, in order (what learning an xnp call made and dropped is not)."""
-    pending = lazy._PENDING
+    pending = lazy.PENDING
     nodes = [n for n in log if n.order in pending]
     captures: list[Array] = []
     capture_index: dict = {}

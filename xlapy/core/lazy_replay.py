@@ -23,7 +23,7 @@ from collections import OrderedDict
 import numpy as np
 
 from xlapy import config
-from xlapy.core import lazy
+from xlapy.core import lazy, lazy_state, lazy_steps
 from xlapy.core.array import ConcreteArray
 from xlapy.core.lazy import LazyArray
 from xlapy.core.lazy_call import as_call
@@ -67,14 +67,14 @@ def replayed(fn):
     def wrapper(*args, **kwargs):
         if _STATE.learning or not lazy.active() or current_trace() is not None:
             return fn(*args, **kwargs)
-        run = lazy._STATE.tape
+        run = lazy.STATE.tape
         if run is not None:
             made = _taped(run, fn, args, kwargs)
             if made is not None:
                 return made
         arrays: list = []
         try:
-            key = (fn, lazy._ENVIRON.get(lazy._KEY), config.enable_x64.value,
+            key = (fn, lazy_state.ENVIRON.get(lazy_state.KEY), config.enable_x64.value,
                    _specs(args, arrays),
                    (tuple(kwargs), _specs(tuple(kwargs.values()), arrays))
                    if kwargs else None)
@@ -86,8 +86,8 @@ def replayed(fn):
         if recipe is None:
             return fn(*args, **kwargs)
         out = _replay(recipe, arrays)
-        if recipe.single and lazy._STATE.steplog is not None:
-            lazy._STATE.stepcalls[out._node.order] = (
+        if recipe.single and lazy.STATE.steplog is not None:
+            lazy.STATE.stepcalls[out._node.order] = (
                 fn, noted_arguments((*args, *kwargs.values()), recipe), recipe, key[1], key[2],
                 tuple(kwargs))
         return out
@@ -138,7 +138,7 @@ def _rebuild(value, stand_ins):
 
 
 def _learn(fn, key, args, kwargs, arrays):
-    with lazy.untaped():
+    with lazy_steps.untaped():
         return _learned(fn, key, args, kwargs, arrays)
 
 
@@ -148,7 +148,7 @@ def _learned(fn, key, args, kwargs, arrays):
     copies = [s._node for s in stand_ins]
     clusters = lazy.STATS.clusters
     recipe = None
-    lazy._STATE.cuts_held += 1
+    lazy.STATE.cuts_held += 1
     _STATE.learning += 1
     try:
         with lazy.logged() as log:
@@ -166,11 +166,11 @@ def _learned(fn, key, args, kwargs, arrays):
                 lazy.unmark(copies, log if recipe is None else [])
                 if recipe is not None:   # the replay stands for what learning recorded:
                     for node in log:     # every call of a signature records the same nodes
-                        lazy._PENDING.pop(node.order, None)
+                        lazy.PENDING.pop(node.order, None)
                     log.clear()
     finally:
         _STATE.learning -= 1
-        lazy._STATE.cuts_held -= 1
+        lazy.STATE.cuts_held -= 1
     if recipe is not None:   # NumPy arguments go in as they are (no conversion)
         recipe.direct = all(c.value is a for c, a in zip(converted, arrays)
                             if type(a) is np.ndarray)
@@ -262,7 +262,7 @@ def _taped(run, fn, args, kwargs):
         args = (*args, *kwargs.values())
     elif keywords:
         return None
-    if (len(args) != len(checks) or lazy._ENVIRON.get(lazy._KEY) is not env
+    if (len(args) != len(checks) or lazy_state.ENVIRON.get(lazy_state.KEY) is not env
             or config.enable_x64.value is not x64):
         return None
     given = run.arguments(args, checks)
@@ -272,7 +272,7 @@ def _taped(run, fn, args, kwargs):
     node, made = lazy._new_node(instruction, [given[s[1]] if s[0] == "a" else s[1] if s[0] == "c"
                                               else _operand(s, given, ()) for s in specs], weak)
     run.add(node)
-    state = lazy._STATE
+    state = lazy.STATE
     if state.log is not None:
         state.log.append(node)
     state.stepcalls[node.order] = (PLANNED, call)   # (if the match ends)
