@@ -169,6 +169,25 @@ def test_a_new_recipe_learned_mid_step_leaves_the_tape():
     _check_against_untaped(step)
 
 
+def test_a_shape_list_changed_in_place_and_a_new_scalar_are_seen():
+    data = np.arange(18, dtype=np.float32).reshape(6, 3)
+    x = xnp.asarray(data)
+    shape = [3, 6]   # one list object, changed between steps: not the shape it was
+    got, expected = [], []
+    with xlapy.jit_scope():
+        taped = lazy.STATS.taped
+        for i in range(12):
+            if i == 8:   # (by now the tape makes reshape's node from its plan)
+                shape[:] = [2, 9]
+            scale = 0.5 if i == 10 else 2.0
+            rows = xnp.reshape(x * 1.0, shape)
+            got.append(float((rows[-1, :3] * scale).sum()))
+            expected.append(float((data.reshape(shape)[-1, :3] * scale).sum()))
+        taped = lazy.STATS.taped - taped
+    assert got == expected
+    assert taped >= 5
+
+
 def _train_unread(steps: int, tape: bool):
     """(final params, steps run from a tape) of a loop that reads nothing until
     its end: each step is cut where the next iteration begins."""

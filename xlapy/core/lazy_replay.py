@@ -28,8 +28,8 @@ from xlapy.core.array import ConcreteArray
 from xlapy.core.lazy import LazyArray
 from xlapy.core.lazy_call import as_call
 from xlapy.core.lazy_graph import is_ref, refs
-from xlapy.core.lazy_tape import PLANNED, noted_arguments
 from xlapy.core.lazy_tape import SCALARS as _SCALARS
+from xlapy.core.lazy_tape import noted_arguments
 from xlapy.core.trace import as_array, current_trace, with_weak_type
 
 _SIZE = 4096
@@ -65,13 +65,14 @@ def replayed(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if _STATE.learning or not lazy.active() or current_trace() is not None:
-            return fn(*args, **kwargs)
-        run = lazy.STATE.tape
-        if run is not None:
+        state = lazy.STATE
+        run = state.tape
+        if run is not None and not state.traces:   # (no tape while learning or off)
             made = _taped(run, fn, args, kwargs)
             if made is not None:
                 return made
+        if _STATE.learning or not lazy.active() or current_trace() is not None:
+            return fn(*args, **kwargs)
         arrays: list = []
         try:
             key = (fn, lazy_state.ENVIRON.get(lazy_state.KEY), config.enable_x64.value,
@@ -246,38 +247,35 @@ def _needed(made, results, position) -> set[int]:
 
 
 def _taped(run, fn, args, kwargs):
-    """The call's result as its tape has it (see lazy_tape._call_plan): made
+    """The call's result as its tape has it (see lazy_tape.CallPlan): made
     without spelling a signature or looking up a recipe, where this call is
     the tape's next and its arguments come from where they came from then;
     else None."""
-    k = len(run.nodes)
-    calls = run.tape.calls
-    call = calls[k] if k < len(calls) else None
-    if call is None or call[0] is not fn:
+    plan = run.tape.calls[len(run.nodes)]
+    if plan is None or plan.fn is not fn:
         return None
-    _, checks, recipe, env, x64, keywords = call
-    if kwargs:
-        if tuple(kwargs) != keywords:
+    if kwargs or plan.keywords:
+        if tuple(kwargs) != plan.keywords:
             return None
         args = (*args, *kwargs.values())
-    elif keywords:
+    if (lazy_state.ENVIRON.get(lazy_state.KEY) is not plan.env
+            or config.enable_x64.value is not plan.x64):
         return None
-    if (len(args) != len(checks) or lazy_state.ENVIRON.get(lazy_state.KEY) is not env
-            or config.enable_x64.value is not x64):
-        return None
-    given = run.arguments(args, checks)
+    given = run.arguments(args, plan.checks)
     if given is None:
         return None
-    instruction, specs, weak = recipe.steps[0]
-    node, made = lazy._new_node(instruction, [given[s[1]] if s[0] == "a" else s[1] if s[0] == "c"
-                                              else _operand(s, given, ()) for s in specs], weak)
+    if plan.plain:
+        operands = given
+    elif plan.pick is not None:
+        operands = list(plan.pick(given + plan.constants))
+    else:
+        operands = [_operand(s, given, ()) for s in plan.specs]
+    node, made = lazy._new_node(plan.instruction, operands, plan.weak)
     run.add(node)
-    state = lazy.STATE
-    if state.log is not None:
-        state.log.append(node)
-    state.stepcalls[node.order] = (PLANNED, call)   # (if the match ends)
-    index = recipe.results[0][2]
-    return made if index is None else made[index]
+    log = lazy.STATE.log
+    if log is not None:
+        log.append(node)
+    return made if plan.index is None else made[plan.index]
 
 
 def _operand(spec, given: list, nodes: list):

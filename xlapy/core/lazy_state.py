@@ -40,6 +40,7 @@ class _State(threading.local):
         self.steplog: list | None = []   # the step's nodes and cut-outs, for its tape
         self.stepcalls: dict = {}   # node order -> the replayed call that made it
         self.untaped = 0   # a recipe is being learned: no tape begins
+        self.traces = 0   # traces entered (their ops are traced, not recorded or taped)
 
 
 STATE = _State()

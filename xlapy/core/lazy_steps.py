@@ -144,8 +144,12 @@ def divert(run: lazy_tape.TapeRun) -> None:
     graph as if recorded there (and, with the cut-outs taken from the tape, are
     the step's log: its cluster becomes the next tape)."""
     STATE.tape = None
-    for node in run.nodes:
+    plans = run.tape.calls
+    calls = STATE.stepcalls
+    for k, node in enumerate(run.nodes):
         PENDING[node.order] = node
+        if plans[k] is not None and node.order not in calls:   # (a plan stands for its
+            calls[node.order] = plans[k]                       # call wherever it matched)
     STATE.steplog = run.nodes + run.captures
 
 

@@ -22,6 +22,7 @@ value must be one value again.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,8 +55,8 @@ class Tape:
     """Per `grad` cut-out, by the position of its first stand-in: the
     computation, its captures' sources, its outputs and their tree."""
     calls: tuple
-    """Per node, the replayed call that made it: (function, how each argument is
-    checked (`_call_plan`), recipe, raw flags, x64, keywords), or None."""
+    """Per node, the `CallPlan` of the replayed call that made it, or None; and
+    a None after the last (no call comes after the step)."""
     constants: tuple
     """(leaf, value) of those recipes' scalar operands: a call made from its plan
     uses its recipe's own, so they are leaves before the step begins."""
@@ -92,11 +93,11 @@ def build(log: list, calls: dict, nodes: list[Node], leaves: list, wanted: tuple
                     tuple((position[x._node.order], x._index) for x in outputs), out_tree)
     except (NoTape, KeyError):
         return None
-    plans = tuple(_call_plan(calls.get(n.order), position, slot) for n in nodes)
+    plans = tuple(_call_plan(calls.get(n.order), position, slot) for n in nodes) + (None,)
     constants = {}
     for plan in plans:
         if plan is not None:
-            _recipe_constants(plan[2].steps[0][1], slot, constants)
+            _recipe_constants(plan.specs, slot, constants)
     return Tape(tuple(n.instruction for n in nodes), sources,
                 tuple((v.shape, v.dtype) for v in leaves), wanted, executable, captures, plans,
                 tuple(constants.items()), at_cut)
@@ -111,10 +112,6 @@ def _recipe_constants(specs, slot: dict, found: dict) -> None:
                 found[number] = spec[1]
         elif spec[0] == "t":
             _recipe_constants(spec[1], slot, found)
-
-
-PLANNED = "planned"
-"""A step's note of a call made from a tape's plan: (PLANNED, the plan)."""
 
 
 def noted_arguments(args, recipe) -> tuple | None:
@@ -133,7 +130,7 @@ def noted_arguments(args, recipe) -> tuple | None:
         elif isinstance(a, SCALARS):
             noted.append(("s", kind, a))
         elif (kind is tuple or kind is list) and all(isinstance(x, SCALARS) for x in a):
-            noted.append(("t", kind, a, tuple(map(type, a))))
+            noted.append(("t", kind, tuple(a), tuple(map(type, a))))   # (a list may change)
         elif kind is np.ndarray:
             if not recipe.direct:
                 return None   # (its operand is a converted copy)
@@ -145,19 +142,50 @@ def noted_arguments(args, recipe) -> tuple | None:
     return tuple(noted)
 
 
-def _call_plan(call, position: dict, slot: dict):
-    """(function, checks, recipe, flags, x64, keywords) of a replayed call noted
-    as (function, noted arguments (positional, then keyword values), recipe,
-    flags, x64, keywords), each argument's check as `TapeRun.arguments` reads
-    it: (0, position, index, weak) for a pending result of the step; (1, leaf,
-    type, weak, shape, dtype) for a value that is a leaf; (2, type, value) for a
-    scalar; (3, type, shape, dtype, weak) for an array only the signature reads;
-    (4, type, value, element types) for a tuple or list of scalars. None where
-    an argument is none of these."""
+class CallPlan:
+    """How the tape makes one replayed call's node again: `fn` called with
+    arguments that pass `checks` (`_call_plan`) under the same flags makes
+    `instruction` on the arguments' operands, as its recipe did."""
+
+    __slots__ = ("fn", "checks", "env", "x64", "keywords", "instruction", "specs", "weak",
+                 "index", "plain", "pick", "constants")
+
+    def __init__(self, fn, checks: tuple, recipe, env, x64, keywords: tuple):
+        self.fn = fn
+        self.checks = checks
+        self.env = env
+        self.x64 = x64
+        self.keywords = keywords
+        self.instruction, specs, self.weak = recipe.steps[0]
+        self.specs = tuple(specs)
+        self.index = recipe.results[0][2]
+        """Which result of the node is the call's (None: its only one)."""
+        arrays = sum(1 for c in checks if c[0] in (0, 1, 3))
+        self.plain = self.specs == tuple(("a", i) for i in range(arrays))
+        """The node's operands are the array arguments as given, in order."""
+        self.pick = self.constants = None
+        """Else, where every operand is an argument or a constant: the operands
+        picked from the arguments given followed by `constants`."""
+        if not self.plain and len(self.specs) > 1 and all(s[0] in "ac" for s in self.specs):
+            constants = [s[1] for s in self.specs if s[0] == "c"]
+            places = iter(range(arrays, arrays + len(constants)))
+            self.pick = operator.itemgetter(*(s[1] if s[0] == "a" else next(places)
+                                              for s in self.specs))
+            self.constants = constants
+
+
+def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:
+    """The plan of a replayed call noted as (function, noted arguments (positional,
+    then keyword values), recipe, flags, x64, keywords), each argument's check
+    as `TapeRun.arguments` reads it: (0, position, index, weak) for a pending
+    result of the step; (1, leaf, type, weak, shape, dtype) for a value that is
+    a leaf; (2, type, value) for a scalar; (3, type, shape, dtype, weak) for an
+    array only the signature reads; (4, type, value, element types) for a tuple
+    or list of scalars. None where an argument is none of these."""
     if call is None:
         return None
-    if call[0] is PLANNED:   # (its positions and leaves are this step's: the tape's prefix)
-        return call[1]
+    if type(call) is CallPlan:   # (made from a plan: its positions and leaves are this
+        return call              # step's, the tape's prefix)
     fn, noted, recipe, flags, x64, keywords = call
     if noted is None:
         return None
@@ -179,7 +207,7 @@ def _call_plan(call, position: dict, slot: dict):
                 checks.append((1, number, kind, weak, value.shape, value.dtype))
             else:
                 checks.append((3, kind, value.shape, value.dtype, weak))
-    return fn, tuple(checks), recipe, flags, x64, keywords
+    return CallPlan(fn, tuple(checks), recipe, flags, x64, keywords)
 
 
 def _source(operand, position: dict, slot: dict, node: Node):
@@ -272,16 +300,18 @@ class TapeRun:
     def arguments(self, args, checks):
         """The arguments as a node's operands hold them, where each comes from where
         the tape's did (then the leaves they are are gathered); else None."""
+        if len(args) != len(checks):
+            return None
         given = []
         fills = None
-        position = self.position
+        nodes = self.nodes
         leaves = self.leaves
         for a, check in zip(args, checks):
             kind = check[0]
-            if kind == 0:
-                node = getattr(a, "_node", None)
-                if (node is None or a._value is not None or position.get(node.order) != check[1]
-                        or a._index != check[2] or a.weak_type != check[3]):
+            if kind == 0:   # (a handle's node is None once computed: the node is pending)
+                node = nodes[check[1]]
+                if (getattr(a, "_node", None) is not node or a._index != check[2]
+                        or a.weak_type != check[3]):
                     return None
                 given.append((node, check[2]))
             elif kind == 1:
@@ -302,11 +332,13 @@ class TapeRun:
                 elif held is not value:
                     return None
                 given.append(value)
-            elif kind == 2:
-                if type(a) is not check[1] or a != check[2]:
+            elif kind == 2:   # (a constant of the caller's code is the same object)
+                if a is not check[2] and (type(a) is not check[1] or a != check[2]):
                     return None
             elif kind == 4:
-                if type(a) is not check[1] or a != check[2] or tuple(map(type, a)) != check[3]:
+                if a is not check[2] and (type(a) is not check[1]
+                                          or (tuple(a) if check[1] is list else a) != check[2]
+                                          or tuple(map(type, a)) != check[3]):
                     return None
             else:
                 if (type(a) is not check[1] or a.shape != check[2] or a.dtype != check[3]

@@ -73,10 +73,12 @@ class Trace:
 
     def __enter__(self) -> Trace:
         _stack().append(self)
+        lazy.STATE.traces += 1
         return self
 
     def __exit__(self, *exc) -> None:
         _stack().pop()
+        lazy.STATE.traces -= 1
 
     # -- values entering this trace ----------------------------------------------------
     def parameter(self, shape: Shape, weak_type: bool = False, name: str | None = None,
