@@ -81,18 +81,28 @@ BREAKS: list[str] = []
 MAX_BREAKS = 1000
 
 
-def store_values(nodes: list[Node], held: dict, values: list, rest_dropped: bool) -> None:
-    """The cluster's `values` into the `held` handles; the computed nodes' operands go."""
-    for node in nodes:   # computed: the graph behind them can go
-        node.operands = None
-        node.value = [None] * len(node.outputs)   # (one output per tuple element at least)
-        if not rest_dropped:
-            PENDING.pop(node.order, None)
+def store_values(nodes: list[Node], held: dict, values: list, rest_dropped: bool,
+                 reached_only: bool = False) -> None:
+    """The cluster's `values` into the `held` handles; the computed nodes' operands
+    go (with `reached_only`, only those of nodes a value is stored for: nothing
+    reaches the others, a run of a tape whose nodes go with it)."""
+    if not reached_only:
+        for node in nodes:   # computed: the graph behind them can go
+            _computed(node)
+            if not rest_dropped:
+                PENDING.pop(node.order, None)
     for (k, index), value in zip(held, values):
         node = nodes[k]
+        if node.operands is not None:
+            _computed(node)
         node.value[index or 0] = value
         for array in held[k, index]:
             array._set(value)
+
+
+def _computed(node: Node) -> None:
+    node.operands = None
+    node.value = [None] * len(node.outputs)   # (one output per tuple element at least)
 
 
 def count_cut(reason: str, nodes: list[Node]) -> None:

@@ -128,7 +128,7 @@ def run_tape(run: lazy_tape.TapeRun, arrays: list, reason: str, read=()) -> bool
     STATS.cache_hits += 1
     STATS.taped += 1
     values = lazy_cluster.run(run.tape.executable, run.leaves)
-    store_values(nodes, held, values, rest_dropped=True)
+    store_values(nodes, held, values, rest_dropped=True, reached_only=True)
     new_step()
     return True
 

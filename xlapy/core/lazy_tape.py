@@ -287,7 +287,10 @@ class TapeRun:
                     continue
             if type(source) is int:
                 held = leaves[source]
-                if held is None:
+                if held is None:   # (a leaf of the shape and type compiled for)
+                    shape, dtype = self.tape.leaf_avals[source]
+                    if operand.shape != shape or operand.dtype != dtype:
+                        return False
                     leaves[source] = operand
                 elif held is not operand:
                     return False
@@ -359,7 +362,8 @@ class TapeRun:
 
     def complete(self, arrays) -> bool:
         """Whether the step is the whole tape, with `arrays` among its results and
-        its leaves of the shapes and types compiled for."""
+        every leaf gathered (each checked against the tape's shape and type as it
+        was: by its call's plan, or by `_operands`)."""
         nodes = self.nodes
         if len(nodes) != len(self.tape.instructions) or any(v is None for v in self.leaves):
             return False
@@ -367,7 +371,7 @@ class TapeRun:
             k = self.position.get(array._node.order)
             if k is None or nodes[k] is not array._node:
                 return False
-        return tuple((v.shape, v.dtype) for v in self.leaves) == self.tape.leaf_avals
+        return True
 
     def captured(self, first: Node, outputs: list, out_tree, handle):
         """(computation, captures) of a `grad` cut-out whose first stand-in is
