@@ -270,7 +270,10 @@ def _taped(run, fn, args, kwargs):
         operands = list(plan.pick(given + plan.constants))
     else:
         operands = [_operand(s, given, ()) for s in plan.specs]
-    node, made = lazy._new_node(plan.instruction, operands, plan.weak)
+    if plan.result is not None:
+        node, made = lazy._new_array_node(plan.instruction, operands, plan.weak, *plan.result)
+    else:
+        node, made = lazy._new_node(plan.instruction, operands, plan.weak)
     run.add(node)
     log = lazy.STATE.log
     if log is not None:

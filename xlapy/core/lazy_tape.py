@@ -148,7 +148,7 @@ class CallPlan:
     `instruction` on the arguments' operands, as its recipe did."""
 
     __slots__ = ("fn", "checks", "env", "x64", "keywords", "instruction", "specs", "weak",
-                 "index", "plain", "pick", "constants")
+                 "index", "plain", "pick", "constants", "result")
 
     def __init__(self, fn, checks: tuple, recipe, env, x64, keywords: tuple):
         self.fn = fn
@@ -160,6 +160,9 @@ class CallPlan:
         self.specs = tuple(specs)
         self.index = recipe.results[0][2]
         """Which result of the node is the call's (None: its only one)."""
+        shape = self.instruction.shape
+        self.result = (shape.dimensions, np.dtype(shape.dtype)) if shape.is_array else None
+        """The node's one array result: its dimensions and NumPy dtype (None: a tuple)."""
         arrays = sum(1 for c in checks if c[0] in (0, 1, 3))
         self.plain = self.specs == tuple(("a", i) for i in range(arrays))
         """The node's operands are the array arguments as given, in order."""
