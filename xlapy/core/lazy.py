@@ -210,16 +210,6 @@ def _new_node(instruction: HloInstruction, operands: list, weak_type: bool):
     return node, arrays
 
 
-def _new_array_node(instruction: HloInstruction, operands: list, weak_type: bool,
-                    dimensions: tuple, dtype: np.dtype):
-    """`_new_node` where the result is known to be one array of this shape and
-    type (a tape's call plan knows it)."""
-    node = Node(instruction, operands, weak_type, next(ORDER))
-    array = LazyArray(node, None, dimensions, dtype, weak_type)
-    node.outputs.append(weakref.ref(array))
-    return node, array
-
-
 _RESULTS: dict[int, tuple] = {}
 """id(instruction) -> (instruction, is a tuple, then the dimensions and NumPy dtype
 of its result, or one (dimensions, dtype) per tuple element): what every node of

@@ -18,6 +18,7 @@ replayed; neither is one inside a trace.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -27,7 +28,7 @@ from xlapy.core import lazy, lazy_state, lazy_steps
 from xlapy.core.array import ConcreteArray
 from xlapy.core.lazy import LazyArray
 from xlapy.core.lazy_call import as_call
-from xlapy.core.lazy_graph import is_ref, refs
+from xlapy.core.lazy_graph import Node, is_ref, refs
 from xlapy.core.lazy_tape import SCALARS as _SCALARS
 from xlapy.core.lazy_tape import noted_arguments
 from xlapy.core.trace import as_array, current_trace, with_weak_type
@@ -251,7 +252,9 @@ def _taped(run, fn, args, kwargs):
     without spelling a signature or looking up a recipe, where this call is
     the tape's next and its arguments come from where they came from then;
     else None."""
-    plan = run.tape.calls[len(run.nodes)]
+    nodes = run.nodes
+    k = len(nodes)
+    plan = run.tape.calls[k]
     if plan is None or plan.fn is not fn:
         return None
     if kwargs or plan.keywords:
@@ -270,11 +273,16 @@ def _taped(run, fn, args, kwargs):
         operands = list(plan.pick(given + plan.constants))
     else:
         operands = [_operand(s, given, ()) for s in plan.specs]
-    if plan.result is not None:
-        node, made = lazy._new_array_node(plan.instruction, operands, plan.weak, *plan.result)
+    result = plan.result
+    if result is not None:   # (the commonest node, made here as lazy._new_node makes it:
+        weak = plan.weak     # every call of a taped step pays for this path)
+        node = Node(plan.instruction, operands, weak, next(lazy_state.ORDER))
+        made = LazyArray(node, None, result[0], result[1], weak)
+        node.outputs.append(weakref.ref(made))
     else:
         node, made = lazy._new_node(plan.instruction, operands, plan.weak)
-    run.add(node)
+    run.position[node.order] = k   # (TapeRun.add)
+    nodes.append(node)
     log = lazy.STATE.log
     if log is not None:
         log.append(node)
