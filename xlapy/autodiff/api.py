@@ -34,6 +34,26 @@ from xlapy.core.trace import as_array, current_trace, with_weak_type
 from xlapy.errors import CompileError
 
 
+def _wraps(fun: Callable):
+    """`functools.wraps(fun)` without its exceptions: a loop that builds
+    `grad(partial(loss, ...))` every step wraps a partial (no __name__), which
+    cost functools 2 µs in caught AttributeErrors."""
+    def named(wrapper):
+        for attribute in functools.WRAPPER_ASSIGNMENTS:
+            value = getattr(fun, attribute, _MISSING)
+            if value is not _MISSING:
+                setattr(wrapper, attribute, value)
+        extra = getattr(fun, "__dict__", None)
+        if extra:
+            wrapper.__dict__.update(extra)
+        wrapper.__wrapped__ = fun
+        return wrapper
+    return named
+
+
+_MISSING = object()
+
+
 def _float0_zeros(x):
     return np.zeros(tuple(x.shape), float0)
 
@@ -153,7 +173,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     has_aux). `fun` must return a real scalar; the gradient is shaped like the
     argument(s) named by argnums."""
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums(argnums, len(args), "value_and_grad")
         call = functools.partial(fun, **kwargs) if kwargs else fun
@@ -204,7 +224,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     jit; nests to any order."""
     value_and_grad_f = value_and_grad(fun, argnums, has_aux, allow_int)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def grad_f(*args, **kwargs):
         (value_aux), grads = value_and_grad_f(*args, **kwargs)
         if has_aux:
@@ -289,7 +309,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     """The Jacobian by forward mode, one JVP per input element: for an output
     of shape O and an input of shape I, an array of shape O + I."""
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def jacfun(*args):
         nums = _argnums(argnums, len(args), "jacfwd")
         diff = tuple(args[i] for i in nums)
@@ -334,7 +354,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     """The Jacobian by reverse mode, one pullback per output element (the
     forward pass is replayed once): shape O + I, as jacfwd."""
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def jacfun(*args):
         nums = _argnums(argnums, len(args), "jacrev")
         diff = tuple(args[i] for i in nums)
