@@ -84,9 +84,24 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
 
 def _vjp(fun: Callable, flat: list, in_tree, has_aux: bool):
     """`vjp` of the primals flattened (`in_tree` the tree of the primals tuple)."""
+    out, pull, aux = _vjp_parts(fun, flat, in_tree, has_aux)
+    main_tree, main = pull.main_tree, pull.main
+
+    def vjp_fn(cotangent):
+        ct_leaves, ct_tree = tree_flatten(cotangent)
+        if ct_tree != main_tree:
+            raise ValueError(f"the cotangent's structure {ct_tree} does not match the "
+                            f"output's {main_tree}")
+        return pull([_cotangent(i, ct, o) for i, (ct, o) in enumerate(zip(ct_leaves, main))])
+
+    return (out, vjp_fn) if not has_aux else (out, vjp_fn, aux)
+
+
+def _vjp_parts(fun: Callable, flat: list, in_tree, has_aux: bool):
+    """(the main output, its pullback from checked cotangents (`_Pull`), the aux
+    output or None)."""
     name = f"vjp({getattr(fun, '__name__', 'fun')})"
     recording = record(fun, flat, in_tree, name)
-    n = len(recording.args)
     active = [is_differentiable_type(a.dtype) for a in recording.args]
     mask = active + [False] * len(recording.captures)
     outputs = None
@@ -104,32 +119,41 @@ def _vjp(fun: Callable, flat: list, in_tree, has_aux: bool):
     outputs = list(outputs)
     num_main, main_tree, aux_tree = _split_aux(recording, has_aux)
     main = outputs[:num_main]
-    main_weak = recording.out_weak[:num_main]
+    pull = _Pull(pullback, recording.args, in_tree, main_tree, main, len(outputs) - num_main)
+    out = tree_unflatten(main_tree, [with_weak_type(o, w) for o, w in
+                                     zip(main, recording.out_weak)])
+    if not has_aux:
+        return out, pull, None
+    aux = tree_unflatten(aux_tree, [with_weak_type(o, w) for o, w in
+                                    zip(outputs[num_main:], recording.out_weak[num_main:])])
+    return out, pull, aux
 
-    def vjp_fn(cotangent):
-        ct_leaves, ct_tree = tree_flatten(cotangent)
-        if ct_tree != main_tree:
-            raise ValueError(f"the cotangent's structure {ct_tree} does not match the "
-                            f"output's {main_tree}")
-        cts = []
-        for i, (ct, out) in enumerate(zip(ct_leaves, main)):
-            cts.append(_cotangent(i, ct, out))
-        grads = pullback(cts + [None] * (len(outputs) - num_main))[:n]
+
+class _Pull:
+    """A vjp's pullback from cotangents already checked against the main outputs
+    (`_cotangent`) to gradients shaped like the primals' tree."""
+
+    __slots__ = ("pullback", "args", "in_tree", "main_tree", "main", "unused")
+
+    def __init__(self, pullback, args, in_tree, main_tree, main, unused):
+        self.pullback = pullback
+        self.args = args
+        self.in_tree = in_tree
+        self.main_tree = main_tree
+        self.main = main
+        self.unused = unused   # (aux outputs: no cotangent)
+
+    def __call__(self, cts: list):
+        grads = self.pullback(cts + [None] * self.unused)
         flat_grads = []
-        for g, arg in zip(grads, recording.args):
+        for g, arg in zip(grads, self.args):
             if not is_differentiable_type(arg.dtype):
                 flat_grads.append(_float0_zeros(arg))
             else:  # shaped and typed like the primal, weak type included (as JAX)
                 g = zeros_like(arg) if g is None else g
-                flat_grads.append(with_weak_type(g, arg.weak_type))
-        return tree_unflatten(in_tree, flat_grads)
-
-    out = tree_unflatten(main_tree, [with_weak_type(o, w) for o, w in zip(main, main_weak)])
-    if not has_aux:
-        return out, vjp_fn
-    aux = tree_unflatten(aux_tree, [with_weak_type(o, w) for o, w in
-                                    zip(outputs[num_main:], recording.out_weak[num_main:])])
-    return out, vjp_fn, aux
+                flat_grads.append(g if g.weak_type == arg.weak_type
+                                  else with_weak_type(g, arg.weak_type))
+        return tree_unflatten(self.in_tree, flat_grads)
 
 
 def _cotangent(i: int, ct, out):
@@ -179,18 +203,17 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         call = functools.partial(fun, **kwargs) if kwargs else fun
         flat, in_tree = tree_flatten(tuple(args[i] for i in nums))
         _check_inputs(flat, allow_int)
-        result = _vjp(_partial(call, args, nums), flat, in_tree, has_aux)
-        value, pullback = result[0], result[1]
+        value, pull, aux = _vjp_parts(_partial(call, args, nums), flat, in_tree, has_aux)
         value_array = as_array(value) if not isinstance(value, (tuple, list, dict)) else None
         if value_array is None or value_array.shape != () or \
                 np.dtype(value_array.dtype).kind not in "fV":   # (bfloat16's kind is V)
             raise TypeError("grad requires a real scalar output, got "
                             + (f"{value_array.dtype}{list(value_array.shape)}"
                                if value_array is not None else type(value).__name__))
-        grads = pullback(_one(value_array.dtype))
+        grads = pull([_one(pull.main[0].dtype)])   # (the output's own type: checked as is)
         grads = grads[0] if isinstance(argnums, int) else tuple(grads)
         if has_aux:
-            return (value, result[2]), grads
+            return (value, aux), grads
         return value, grads
 
     return value_and_grad_f

@@ -27,7 +27,14 @@ _SIZE = 128
 
 
 def _derivative(computation: HloComputation, active: list[bool]) -> HloInstruction:
-    """The `call` of the derivative (a template every pullback's node shares)."""
+    """The `call` of the derivative (a template every pullback's node shares).
+    Raises CompileError for an output that is not an array."""
+    last = _LAST.get(id(computation))   # (a loop's step: the same computation again)
+    if last is not None and last[0] is computation and last[1] == active:
+        return last[2]
+    root = computation.root_instruction.shape
+    if any(not s.is_array for s in (root.tuple_shapes if root.is_tuple else (root,))):
+        raise CompileError(f"{computation.name}: an output that is not an array")
     key = (computation_signature(computation), tuple(active))
     hit = _DERIVATIVES.get(key)
     if hit is None:
@@ -39,7 +46,14 @@ def _derivative(computation: HloComputation, active: list[bool]) -> HloInstructi
             _DERIVATIVES.popitem(last=False)
     else:
         _DERIVATIVES.move_to_end(key)
+    if len(_LAST) > _SIZE:
+        _LAST.clear()
+    _LAST[id(computation)] = (computation, list(active), hit)
     return hit
+
+
+_LAST: dict[int, tuple] = {}
+"""id(computation) -> (computation, active, derivative) of the latest asked."""
 
 
 def lazy_vjp(computation: HloComputation, operands: list, active: list[bool],
@@ -49,10 +63,6 @@ def lazy_vjp(computation: HloComputation, operands: list, active: list[bool],
     Raises CompileError where the recording cannot be differentiated as a whole
     (a rule needs a value only a concrete recording knows; a token output): the
     caller then records concretely and replays."""
-    root = computation.root_instruction.shape
-    leaves = root.tuple_shapes if root.is_tuple else (root,)
-    if any(not s.is_array for s in leaves):
-        raise CompileError(f"{computation.name}: an output that is not an array")
     derivative = _derivative(computation, active)
     if outputs is None:
         outputs = bind(Opcode.CALL, list(operands), {"to_apply": computation})

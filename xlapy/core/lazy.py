@@ -311,7 +311,7 @@ def stand_in(arg, may_begin_iteration: bool = False) -> LazyArray:
     the arguments' values (reading one runs a cluster, which the caller sees),
     and its operations are told apart from older ones by these nodes. (Those
     that stay in the graph may be where a loop's iteration begins.)"""
-    key = (tuple(arg.shape), np.dtype(arg.dtype))
+    key = (arg.shape, arg.dtype)   # (an Array's: a tuple and a NumPy dtype)
     instruction = _STAND_INS.get(key)
     if instruction is None:
         shape = array_shape(*key)
@@ -336,20 +336,22 @@ def unmark(copies: list[Node], nodes: list[Node]) -> None:
         PENDING.pop(order, None)
 
 
-@contextlib.contextmanager
-def logged():
+class logged:   # noqa: N801  (a context manager named as the function it was)
     """The nodes recorded inside, in order (a list that fills as they are made);
     an enclosing log gets them too when the block ends, except those the block
-    drops from its own list."""
-    outer = STATE.log
-    log: list = []
-    STATE.log = log
-    try:
-        yield log
-    finally:
-        STATE.log = outer
-        if outer is not None:
-            outer.extend(log)
+    drops from its own list. (A class: every grad step of a loop enters one.)"""
+
+    __slots__ = ("outer", "log")
+
+    def __enter__(self) -> list:
+        self.outer = STATE.log
+        self.log = STATE.log = []
+        return self.log
+
+    def __exit__(self, *exc) -> None:
+        STATE.log = self.outer
+        if self.outer is not None:
+            self.outer.extend(self.log)
 
 
 def _redirect(operand, sources):
