@@ -119,7 +119,8 @@ def _vjp_parts(fun: Callable, flat: list, in_tree, has_aux: bool):
     outputs = list(outputs)
     num_main, main_tree, aux_tree = _split_aux(recording, has_aux)
     main = outputs[:num_main]
-    pull = _Pull(pullback, recording.args, in_tree, main_tree, main, len(outputs) - num_main)
+    pull = _Pull(pullback, recording.args, active, in_tree, main_tree, main,
+                 len(outputs) - num_main)
     out = tree_unflatten(main_tree, [with_weak_type(o, w) for o, w in
                                      zip(main, recording.out_weak)])
     if not has_aux:
@@ -133,11 +134,12 @@ class _Pull:
     """A vjp's pullback from cotangents already checked against the main outputs
     (`_cotangent`) to gradients shaped like the primals' tree."""
 
-    __slots__ = ("pullback", "args", "in_tree", "main_tree", "main", "unused")
+    __slots__ = ("pullback", "args", "active", "in_tree", "main_tree", "main", "unused")
 
-    def __init__(self, pullback, args, in_tree, main_tree, main, unused):
+    def __init__(self, pullback, args, active, in_tree, main_tree, main, unused):
         self.pullback = pullback
         self.args = args
+        self.active = active   # (per argument: whether its type is differentiable)
         self.in_tree = in_tree
         self.main_tree = main_tree
         self.main = main
@@ -146,8 +148,8 @@ class _Pull:
     def __call__(self, cts: list):
         grads = self.pullback(cts + [None] * self.unused)
         flat_grads = []
-        for g, arg in zip(grads, self.args):
-            if not is_differentiable_type(arg.dtype):
+        for g, arg, active in zip(grads, self.args, self.active):
+            if not active:
                 flat_grads.append(_float0_zeros(arg))
             else:  # shaped and typed like the primal, weak type included (as JAX)
                 g = zeros_like(arg) if g is None else g

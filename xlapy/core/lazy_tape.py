@@ -274,15 +274,17 @@ class TapeRun:
         if len(operands) != len(sources):
             return False
         leaves = self.leaves
+        nodes = self.nodes
         for operand, source in zip(operands, sources):
             if type(operand) is tuple:
                 if len(operand) == 2 and type(operand[0]) is Node:
-                    k = self.position.get(operand[0].order)
-                    if k is not None or operand[0].operands is not None:
-                        if type(source) is not tuple or source[0] != k or source[1] != operand[1]:
+                    node = operand[0]
+                    if node.operands is not None:   # pending: the step's, where it was then
+                        if (type(source) is not tuple or type(source[0]) is not int
+                                or nodes[source[0]] is not node or source[1] != operand[1]):
                             return False
                         continue
-                    operand = operand[0].value[operand[1] or 0]   # computed earlier: a leaf
+                    operand = node.value[operand[1] or 0]   # computed earlier: a leaf
                 elif not (type(source) is tuple and source[0] == "t"
                           and self._operands(operand, source[1])):
                     return False
