@@ -188,6 +188,26 @@ def test_a_shape_list_changed_in_place_and_a_new_scalar_are_seen():
     assert taped >= 5
 
 
+def test_steps_of_several_kinds_each_run_from_their_own_tape():
+    """Kinds that begin alike and part at an op, at a grad's outputs, or where a
+    value is read each keep a tape: after a round of each, every step is taped."""
+    def step(params, x, y, i):
+        kind = i % 4
+        if kind == 1:   # grad of the loss with an aux output: same ops, another cut-out
+            (value, _), grads = xlapy.value_and_grad(
+                lambda p: (_loss(p, x, y), xnp.sum(p["b"])), has_aux=True)(params)
+            new = {k: params[k] - 0.3 * grads[k] for k in params}
+        else:
+            new, value = _step(params, x, y)
+        if kind == 2:   # an extra op and a value read before the loss
+            float(xnp.sum(new["w"] * new["w"]))
+        if kind == 3:   # the step ends early: an intermediate read, the loss after
+            float(xnp.max(new["b"]))
+        return new, value
+    taped = _check_against_untaped(step, steps=24)
+    assert taped >= 15
+
+
 def _train_unread(steps: int, tape: bool):
     """(final params, steps run from a tape) of a loop that reads nothing until
     its end: each step is cut where the next iteration begins."""

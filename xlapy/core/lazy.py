@@ -412,11 +412,8 @@ def materialize(arrays: list[LazyArray], reason: str) -> None:
     if not arrays:
         return
     run = STATE.tape
-    if run is not None:
-        STATE.tape = None
-        if lazy_steps.run_tape(run, arrays, reason):
-            return
-        lazy_steps.divert(run)
+    if run is not None and lazy_steps.read_tape(run, arrays, reason):
+        return
     nodes = list(PENDING.values())
     if not all(PENDING.get(a._node.order) is a._node for a in arrays):
         nodes = _closure(nodes + [a._node for a in arrays])

@@ -28,13 +28,16 @@ NEXT_ITERATION = "the loop's next iteration began (the first pending operation r
 
 
 TAPES: dict[int, tuple] = {}
-"""id(a tape's first instruction) -> (that instruction, the tape): the steps a
-loop has run, found again by how they begin."""
+"""id(a tape's first instruction) -> (that instruction, its tapes, the latest
+first): the steps a loop has run, found again by how they begin."""
 MAX_TAPES = 16
+MAX_KINDS = 4
+"""Tapes kept per first instruction: a loop whose steps differ now and then (a
+value logged every tenth step) keeps a tape of each kind of step."""
 
 
 def keep_tape(nodes: list[Node], leaves: list, held: dict, executable,
-               at_cut: int | None = None) -> None:
+              at_cut: int | None = None) -> None:
     """The step just run as one cluster, kept as the tape of the next like it
     (`at_cut`: it ended where the node of this order began the next iteration)."""
     log = STATE.steplog
@@ -44,10 +47,28 @@ def keep_tape(nodes: list[Node], leaves: list, held: dict, executable,
                            at_cut is not None)
     if tape is not None:
         first = nodes[0].instruction
+        others = [t for t in kinds(first) if not tape.replaces(t)]
         TAPES.pop(id(first), None)
-        TAPES[id(first)] = (first, tape)
+        TAPES[id(first)] = (first, [tape, *others[:MAX_KINDS - 1]])
         while len(TAPES) > MAX_TAPES:
             del TAPES[next(iter(TAPES))]
+
+
+def kinds(first: HloInstruction) -> list:
+    """The tapes of steps that begin with `first`, the latest first."""
+    entry = TAPES.get(id(first))
+    return entry[1] if entry is not None and entry[0] is first else []
+
+
+def _switched(run: lazy_tape.TapeRun, fits):
+    """A run of another tape of the step's kind that the step's nodes and
+    cut-outs so far match and `fits(other run)` accepts, or None."""
+    for tape in kinds(run.nodes[0].instruction) if run.nodes else ():
+        if tape is not run.tape and len(tape.instructions) >= len(run.nodes):
+            other = run.rematched(tape)
+            if other is not None and fits(other):
+                return other
+    return None
 
 
 def next_step_log(due: int) -> None:
@@ -66,19 +87,24 @@ def adopt() -> None:
     if STATE.tape is not None or not PENDING or not TAPES or STATE.untaped:
         return
     nodes = list(PENDING.values())
-    entry = TAPES.get(id(nodes[0].instruction))
-    if entry is None or entry[0] is not nodes[0].instruction or not entry[1].at_cut:
+    run = next((r for tape in kinds(nodes[0].instruction) if tape.at_cut
+                for r in [_adopted(tape, nodes)] if r is not None), None)
+    if run is None:
         return
-    run = lazy_tape.TapeRun(entry[1])
-    for node in nodes:
-        if not run.matches(node.instruction, node.operands):
-            return
-        run.add(node)
     log = STATE.steplog or ()
     run.captures.extend(e for e in log if type(e) is tuple and e[0].order in run.position)
     PENDING.clear()
     STATE.repeat = None
     STATE.tape = run
+
+
+def _adopted(tape, nodes: list[Node]):
+    run = lazy_tape.TapeRun(tape)
+    for node in nodes:
+        if not run.matches(node.instruction, node.operands):
+            return None
+        run.add(node)
+    return run
 
 
 def next_iteration(run: lazy_tape.TapeRun, instruction, operands):
@@ -91,6 +117,10 @@ def next_iteration(run: lazy_tape.TapeRun, instruction, operands):
             if node.order in run.position]   # (results the next node reads are outputs)
     if not (run.tape.at_cut and len(run.nodes) == len(run.tape.instructions)
             and run_tape(run, [], NEXT_ITERATION, read)):
+        other = _switched(run, lambda r: r.matches(instruction, operands))
+        if other is not None:   # (a step of another kind, so far alike)
+            STATE.tape = other
+            return other
         divert(run)
         return None
     run = begin_tape(instruction)
@@ -101,12 +131,26 @@ def next_iteration(run: lazy_tape.TapeRun, instruction, operands):
 
 
 def begin_tape(instruction: HloInstruction):
-    """A run of the tape that begins with `instruction` (nothing is pending), or None."""
-    entry = TAPES.get(id(instruction))
-    if entry is None or entry[0] is not instruction or STATE.untaped or not settings()[3]:
+    """A run of the latest tape that begins with `instruction` (nothing is
+    pending), or None."""
+    tapes = kinds(instruction)
+    if not tapes or STATE.untaped or not settings()[3]:
         return None
-    run = STATE.tape = lazy_tape.TapeRun(entry[1])
+    run = STATE.tape = lazy_tape.TapeRun(tapes[0])
     return run
+
+
+def read_tape(run: lazy_tape.TapeRun, arrays: list, reason: str) -> bool:
+    """`run_tape` for a value read, of the run's tape or, where the step ends
+    here and that one does not, of another of its kind; else the match ends."""
+    STATE.tape = None
+    if run_tape(run, arrays, reason):
+        return True
+    other = _switched(run, lambda r: len(r.nodes) == len(r.tape.instructions))
+    if other is not None and run_tape(other, arrays, reason):
+        return True
+    divert(run)
+    return False
 
 
 def run_tape(run: lazy_tape.TapeRun, arrays: list, reason: str, read=()) -> bool:
@@ -180,7 +224,12 @@ def taped_capture(copies: list[Node], outputs: list, out_tree, handle):
         return None
     found = run.captured(copies[0], outputs, out_tree, handle)
     if found is None:
-        divert(run)
+        other = _switched(run, lambda r: r.captured(copies[0], outputs, out_tree, handle))
+        if other is None:
+            divert(run)
+            return None
+        STATE.tape = other
+        found = other.captures[-1][1], other.captures[-1][2]
     return found
 
 

@@ -64,6 +64,12 @@ class Tape:
     """The step ended where the loop's next iteration began (no value read):
     the tape's step ends when its last node is matched and another comes."""
 
+    def replaces(self, other: Tape) -> bool:
+        """Whether this tape is of the same step as `other` (a newer take of it)."""
+        return (len(self.instructions) == len(other.instructions) and self.at_cut == other.at_cut
+                and all(a is b for a, b in zip(self.instructions, other.instructions))
+                and self.wanted == other.wanted and self.leaf_avals == other.leaf_avals)
+
 
 def logged_order(entry) -> int:
     """The order of a step log's node, or of a cut-out's first stand-in."""
@@ -360,6 +366,23 @@ class TapeRun:
                     return None
                 leaves[number] = value
         return given
+
+    def rematched(self, tape: Tape) -> TapeRun | None:
+        """A run of `tape` with this run's nodes and cut-outs so far, where they
+        match it (a step of another kind that began alike); else None."""
+        other = TapeRun(tape)
+        for node in self.nodes:
+            if not other.matches(node.instruction, node.operands):
+                return None
+            other.add(node)
+        for first, computation, *_ in self.captures:
+            mine = self.tape.captures.get(self.position[first.order])
+            theirs = tape.captures.get(other.position[first.order])
+            if (mine is None or theirs is None or theirs[0] is not computation
+                    or theirs[1:] != mine[1:]):
+                return None
+        other.captures = list(self.captures)
+        return other
 
     def add(self, node: Node) -> None:
         self.position[node.order] = len(self.nodes)
