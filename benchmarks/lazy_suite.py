@@ -27,29 +27,38 @@ few dozen steps moved by 20% between runs)."""
 
 
 def _per_step(step, args, steps: int, mode: str):
-    """Seconds per call of `step(params, *rest)` -> (new params, loss), or -> loss
-    for a forward pass (params None: they stay), reading the loss each time: the
-    median over BLOCKS blocks of `steps` calls, after a warm-up of 3."""
+    """(seconds per call of `step(params, *rest)` -> (new params, loss), or ->
+    loss for a forward pass (params None: they stay), reading the loss each
+    time: the median over BLOCKS blocks of `steps` calls, after a warm-up of 3;
+    compiles after the warm-up; the recording's share: (seconds per step until
+    the loss is returned, operations recorded per step))."""
     scope = xlapy.jit_scope() if mode == "lazy" else contextlib.nullcontext()
     fn = xlapy.jit(step) if mode == "jit" else step
     params = args[0]
+    recording = 0.0
 
     def run(count: int):
-        nonlocal params
+        nonlocal params, recording
         for _ in range(count):
+            start = time.perf_counter()
             new_params, loss = fn(params, *args[1:])
+            recording += time.perf_counter() - start
             params = params if new_params is None else new_params
             float(loss)
 
     with scope:
         run(3)   # the warm-up: compiles, caches
-        compiles = lazy.STATS.compiles
-        blocks = []
+        compiles, operations = lazy.STATS.compiles, lazy.STATS.operations
+        blocks, records = [], []
         for _ in range(BLOCKS):
+            recording = 0.0
             start = time.perf_counter()
             run(steps)
             blocks.append((time.perf_counter() - start) / steps)
-    return sorted(blocks)[BLOCKS // 2], lazy.STATS.compiles - compiles
+            records.append(recording / steps)
+        operations = (lazy.STATS.operations - operations) / (BLOCKS * steps)
+    return (sorted(blocks)[BLOCKS // 2], lazy.STATS.compiles - compiles,
+            (sorted(records)[BLOCKS // 2], operations))
 
 
 def _encoder_forward(params, x):
@@ -101,13 +110,21 @@ def run(tiny: bool = False) -> int:
     ]
     print(f"{'workload':<26} {'op by op ms':>12} {'lazy ms':>9} {'jit ms':>8} "
           f"{'op/lazy':>8} {'lazy/jit':>9} {'compiles after warm-up':>23}")
+    recorded = []
     for name, step, args in workloads:
-        eager, _ = _per_step(step, args, max(steps // 5, 2), "eager")
-        lazy_s, compiles = _per_step(step, args, steps, "lazy")
-        jit_s, _ = _per_step(step, args, steps, "jit")
+        eager, _, _ = _per_step(step, args, max(steps // 5, 2), "eager")
+        lazy_s, compiles, recording = _per_step(step, args, steps, "lazy")
+        jit_s, _, _ = _per_step(step, args, steps, "jit")
+        recorded.append((name, lazy_s, *recording))
         print(f"{name:<26} {eager * 1e3:>12.3f} {lazy_s * 1e3:>9.3f} {jit_s * 1e3:>8.3f} "
               f"{eager / lazy_s:>7.1f}x {lazy_s / jit_s:>8.1f}x {compiles:>23}", flush=True)
-    print(f"\n{'operation (64x64 f32)':<22} {'eager µs/op':>12} {'recording µs/op':>16}")
+    print(f"\n{'lazy step':<26} {'ops/step':>9} {'recording µs':>13} {'µs/op':>7} "
+          f"{'run and read µs':>16}")
+    for name, total, seconds, operations in recorded:   # (a step from its tape, Python's
+        print(f"{name:<26} {operations:>9.0f} {seconds * 1e6:>13.1f} "   # whole share)
+              f"{seconds * 1e6 / max(operations, 1):>7.2f} {(total - seconds) * 1e6:>16.1f}")
+    print(f"\n{'operation (64x64 f32)':<22} {'eager µs/op':>12} {'recording µs/op':>16}"
+          "   (a step not yet taped)")
     for name, eager, recording in _record_cost():
         print(f"{name:<22} {eager * 1e6:>12.1f} {recording * 1e6:>16.1f}")
     return 0

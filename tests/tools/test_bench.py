@@ -41,12 +41,16 @@ def test_tiny_suite_writes_table_and_json(tmp_path, capsys):
 
 def test_lazy_suite_shows_three_modes_and_no_compile_after_warm_up(capsys):
     """`xlapy bench --lazy`: per workload op by op, lazy and jit with their ratios
-    and the clusters compiled after the warm-up (none); then recording's cost per op."""
+    and the clusters compiled after the warm-up (none); the lazy step's recording
+    (operations, µs, µs per operation); then recording's cost per op untaped."""
     assert main(["bench", "--lazy", "--tiny"]) == 0
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines()
             if line.startswith(("softmax regression", "MLP", "encoder forward"))]
-    assert len(rows) == 3 and all(row[-1] == "0" for row in rows), out
+    assert len(rows) == 6 and all(row[-1] == "0" for row in rows[:3]), out
+    recorded = [[float(v) for v in row[-4:]] for row in rows[3:]]
+    assert all(ops >= 10 and each > 0 and record > 0 and read > 0
+               for ops, record, each, read in recorded), out
     costs = {line.split()[0]: line.split()[1:] for line in out.splitlines()
              if line.split()[:1] in (["add"], ["exp"], ["matmul"], ["sum"])}
     assert len(costs) == 4 and all(float(v) > 0 for pair in costs.values() for v in pair)
