@@ -31,7 +31,7 @@ import weakref
 
 import numpy as np
 
-from xlapy.core import lazy_cluster, lazy_steps
+from xlapy.core import lazy_cluster, lazy_steps, pytree
 from xlapy.core.array import ConcreteArray
 from xlapy.core.errors import where
 from xlapy.core.lazy_cluster import STATS, Stats  # noqa: F401  (lazy.STATS, lazy.Stats)
@@ -143,6 +143,9 @@ class LazyArray(ConcreteArray):
         self._value = value
         self._node = None
 
+
+
+pytree.LEAF_TYPES.add(LazyArray)   # (a leaf: flattened without a registry lookup)
 
 
 def recordable(instruction: HloInstruction) -> bool:

@@ -77,6 +77,14 @@ class TreeDef:
             raise TypeError(f"unhashable pytree structure {self}")
         return self._hash
 
+    def __eq__(self, other) -> bool:   # (interned: usually the very object)
+        if self is other:
+            return True
+        if type(other) is not TreeDef:
+            return NotImplemented
+        return (self._hash == other._hash and self.node_type == other.node_type
+                and self.aux == other.aux and self.children == other.children)
+
     @property
     def num_leaves(self) -> int:
         if self.node_type is None:
