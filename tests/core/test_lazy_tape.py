@@ -288,3 +288,16 @@ def test_random_steps_equal_their_untaped_selves(programs, schedule, keep, reads
     np.testing.assert_array_equal(taped[0], untaped[0])
     for a, b in zip(taped[1], untaped[1]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_deleted_array_in_a_taped_step_says_so():
+    w = xnp.asarray(np.ones((4, 4), np.float32))
+    x = xnp.asarray(np.ones((4, 4), np.float32))
+    with xlapy.jit_scope():
+        taped = lazy.STATS.taped
+        for _ in range(3):
+            assert float(xnp.sum(xnp.tanh(x @ w) * 2.0)) == pytest.approx(16 * np.tanh(4) * 2)
+        assert lazy.STATS.taped > taped
+        w.delete()
+        with pytest.raises(RuntimeError, match="deleted"):
+            float(xnp.sum(xnp.tanh(x @ w) * 2.0))

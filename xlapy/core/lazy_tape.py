@@ -333,10 +333,10 @@ class TapeRun:
                     return None
                 if check[2] is np.ndarray:
                     value = a
-                else:
-                    if a.weak_type != check[3] or (a._value is None and a._node is not None):
+                else:   # (None: pending, or deleted; the ordinary path says which)
+                    value = a._value
+                    if value is None or a.weak_type != check[3]:
                         return None
-                    value = a.value
                 if value.shape != check[4] or value.dtype != check[5]:
                     return None
                 held = leaves[check[1]]
