@@ -175,6 +175,8 @@ def _cotangent(i: int, ct, out):
 
 
 def _argnums(argnums, nargs: int, where: str) -> tuple[int, ...]:
+    if type(argnums) is int and 0 <= argnums < nargs:   # (the commonest: every grad step)
+        return (argnums,)
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for i in nums:
         if not -nargs <= i < nargs:
@@ -208,7 +210,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         value, pull, aux = _vjp_parts(_partial(call, args, nums), flat, in_tree, has_aux)
         value_array = as_array(value) if not isinstance(value, (tuple, list, dict)) else None
         if value_array is None or value_array.shape != () or \
-                np.dtype(value_array.dtype).kind not in "fV":   # (bfloat16's kind is V)
+                value_array.dtype.kind not in "fV":   # (bfloat16's kind is V)
             raise TypeError("grad requires a real scalar output, got "
                             + (f"{value_array.dtype}{list(value_array.shape)}"
                                if value_array is not None else type(value).__name__))
