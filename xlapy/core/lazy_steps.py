@@ -61,14 +61,16 @@ def kinds(first: HloInstruction) -> list:
 
 
 def _switched(run: lazy_tape.TapeRun, fits):
-    """A run of another tape of the step's kind that the step's nodes and
-    cut-outs so far match and `fits(other run)` accepts, or None."""
+    """(a run of another tape of the step's kind that the step's nodes and
+    cut-outs so far match, what `fits(that run)` gave), for the first such run
+    it gives something true for; (None, None) where there is none."""
     for tape in kinds(run.nodes[0].instruction) if run.nodes else ():
         if tape is not run.tape and len(tape.instructions) >= len(run.nodes):
             other = run.rematched(tape)
-            if other is not None and fits(other):
-                return other
-    return None
+            accepted = fits(other) if other is not None else None
+            if accepted:
+                return other, accepted
+    return None, None
 
 
 def next_step_log(due: int) -> None:
@@ -117,7 +119,7 @@ def next_iteration(run: lazy_tape.TapeRun, instruction, operands):
             if node.order in run.position]   # (results the next node reads are outputs)
     if not (run.tape.at_cut and len(run.nodes) == len(run.tape.instructions)
             and run_tape(run, [], NEXT_ITERATION, read)):
-        other = _switched(run, lambda r: r.matches(instruction, operands))
+        other, _ = _switched(run, lambda r: r.matches(instruction, operands))
         if other is not None:   # (a step of another kind, so far alike)
             STATE.tape = other
             return other
@@ -146,7 +148,7 @@ def read_tape(run: lazy_tape.TapeRun, arrays: list, reason: str) -> bool:
     STATE.tape = None
     if run_tape(run, arrays, reason):
         return True
-    other = _switched(run, lambda r: len(r.nodes) == len(r.tape.instructions))
+    other, _ = _switched(run, lambda r: len(r.nodes) == len(r.tape.instructions))
     if other is not None and run_tape(other, arrays, reason):
         return True
     divert(run)
@@ -224,12 +226,11 @@ def taped_capture(copies: list[Node], outputs: list, out_tree, handle):
         return None
     found = run.captured(copies[0], outputs, out_tree, handle)
     if found is None:
-        other = _switched(run, lambda r: r.captured(copies[0], outputs, out_tree, handle))
+        other, found = _switched(run, lambda r: r.captured(copies[0], outputs, out_tree, handle))
         if other is None:
             divert(run)
-            return None
-        STATE.tape = other
-        found = other.captures[-1][1], other.captures[-1][2]
+        else:
+            STATE.tape = other
     return found
 
 

@@ -13,9 +13,10 @@ pending graph, and nothing is logged, watched or spelled. When a value is read
 and every operation matched, the tape's executable runs on the leaves gathered
 while matching: no spelling of the structure, no cache lookup, no cut-out of
 the loss for autodiff. The first operation that differs — another
-instruction, an operand from elsewhere, a value read early — ends the match
-(`TapeRun.divert`): the nodes made so far enter the pending graph as if they
-had been recorded there, and the step carries on as before. Identity of the
+instruction, an operand from elsewhere, a value read early — moves the step
+to another tape its nodes so far match (`TapeRun.rematched`), or ends the
+match (`lazy_steps.divert`): the nodes made so far enter the pending graph as
+if they had been recorded there, and the step carries on as before. Identity of the
 leaves decides the structure as spelling does: two operands that were one
 value must be one value again.
 """
