@@ -42,6 +42,8 @@ class Result:
     """Seconds JAX's jit and torch.compile spent compiling: each one's first call
     less a timed call, with cold caches as xlapy's "compile cold"."""
     notes: list[str] = field(default_factory=list)
+    rounds: dict[str, list[float]] = field(default_factory=dict)
+    """Each peer's seconds per call in every round, in round order."""
 
     def seconds(self, peer: str) -> float | None:
         return next((t.seconds for t in self.timings if t.peer == peer), None)
@@ -56,6 +58,14 @@ class Result:
         timed = [(t.seconds, t.peer) for t in self.timings
                  if t.seconds and not t.peer.startswith("xlapy")]
         return (min(timed)[1], min(timed)[0]) if timed else None
+
+    def round_ratios(self, peer: str, other: str) -> list[float]:
+        """`peer`'s time over `other`'s, round by round: the two ran seconds apart,
+        so a slow drift of the machine (a workload's medians moved by 10% over
+        minutes here) cancels, and the spread shows whether a ratio near 1 is
+        one peer ahead in every round or noise."""
+        mine, theirs = self.rounds.get(peer, ()), self.rounds.get(other, ())
+        return [a / b for a, b in zip(mine, theirs) if a and b]
 
     def speedup(self, peer: str) -> float | None:
         mine, base = self.seconds(peer), self.seconds(self.baseline)
@@ -80,7 +90,8 @@ hold (a 1024^3 GEMM right after NumPy's took twice as long on 2 cores)."""
 
 def time_in_turns(fns: dict[str, Callable[[], object]], *, min_time: float = 0.05,
                   rounds: int = 7, budget: float = 20.0, settle: float = SETTLE_SECONDS,
-                  first_calls: dict[str, float] | None = None) -> dict[str, float]:
+                  first_calls: dict[str, float] | None = None,
+                  rounds_out: dict[str, list[float]] | None = None) -> dict[str, float]:
     """Median seconds per call of each function, all timed in turns.
 
     Each is called once to warm up, then in `rounds` rounds of enough calls
@@ -89,7 +100,8 @@ def time_in_turns(fns: dict[str, Callable[[], object]], *, min_time: float = 0.0
     `settle` pause, so one peer's spinning threads do not slow the next, and
     one untimed call: the first call after an idle spell pays the thread
     pools' wake-up (1 ms here for PyTorch, a tiny workload's whole time).
-    The warm-up calls' seconds go into `first_calls` when given.
+    The warm-up calls' seconds go into `first_calls` when given, each round's
+    seconds per call into `rounds_out`.
     """
     once, number = {}, {}
     for name, fn in fns.items():
@@ -112,6 +124,8 @@ def time_in_turns(fns: dict[str, Callable[[], object]], *, min_time: float = 0.0
             for _ in range(number[name]):
                 fn()
             samples[name].append((time.perf_counter() - start) / number[name])
+    if rounds_out is not None:
+        rounds_out.update(samples)
     return {name: sorted(s)[len(s) // 2] for name, s in samples.items()}
 
 
@@ -169,7 +183,7 @@ def table(results: list[Result]) -> str:
         best, jit = r.best_peer(), r.seconds("xlapy jit")
         if best and jit:
             extra.append(f"xlapy jit at {jit / best[1]:.2f}x the time of the best peer "
-                         f"({best[0]})")
+                         f"({best[0]})" + _by_round(r.round_ratios("xlapy jit", best[0])))
         if r.compile_cold is not None:
             peers = ", ".join(f"{p} {format_seconds(s)}" for p, s in r.peer_compile.items())
             jax = r.peer_compile.get("jax jit")
@@ -185,6 +199,16 @@ def table(results: list[Result]) -> str:
     if skipped:
         lines += ["", "not run:"] + [f"  {s}" for s in skipped]
     return "\n".join(lines)
+
+
+def _by_round(ratios: list[float]) -> str:
+    """'; round by round 1.03x (0.97-1.08x over 7)': the median and range of the
+    paired ratios ('' with fewer than three rounds)."""
+    if len(ratios) < 3:
+        return ""
+    ordered = sorted(ratios)
+    return (f"; round by round {ordered[len(ordered) // 2]:.2f}x "
+            f"({ordered[0]:.2f}-{ordered[-1]:.2f}x over {len(ordered)})")
 
 
 def require_matplotlib() -> None:

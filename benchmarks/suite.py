@@ -44,7 +44,11 @@ def run_workload(workload, limits, *, tiny: bool = False, budget: float = 20.0,
     built = workload.build(tiny)
     runnable = {p: fn for p, fn in built.peers.items() if callable(fn)}
     first_calls: dict[str, float] = {}
-    seconds = time_in_turns(runnable, min_time=min_time, budget=budget, first_calls=first_calls)
+    rounds: dict[str, list[float]] = {}
+    seconds = time_in_turns(runnable, min_time=min_time, budget=budget, first_calls=first_calls,
+                            rounds_out=rounds)
+    result.rounds = {p: [s / built.steps.get(p, 1) for s in samples]
+                     for p, samples in rounds.items()}
     result.peer_compile = {p: max(first_calls[p] - seconds[p], 0.0)
                            for p in COMPILING_PEERS if p in first_calls}
     if "xlapy jit" in seconds:   # as the peers': the first call less a timed one

@@ -119,9 +119,26 @@ def test_time_in_turns_medians():
 
     def b():
         calls["b"] += 1
-    times = time_in_turns({"a": a, "b": b}, min_time=0.001, rounds=3, budget=0.1)
+    rounds: dict = {}
+    times = time_in_turns({"a": a, "b": b}, min_time=0.001, rounds=3, budget=0.1,
+                          rounds_out=rounds)
     assert set(times) == {"a", "b"} and all(t > 0 for t in times.values())
     assert calls["a"] > 3 and calls["b"] > 3
+    assert set(rounds) == {"a", "b"} and len(rounds["a"]) == len(rounds["b"]) >= 3
+    assert sorted(rounds["a"])[len(rounds["a"]) // 2] == times["a"]
+
+
+def test_table_gives_the_ratio_to_the_best_peer_round_by_round():
+    r = Result("w", "a workload", "call",
+               [Timing("xlapy jit", 1.0e-3), Timing("torch.compile", 1.0e-3)],
+               rounds={"xlapy jit": [1.0e-3, 1.2e-3, 0.9e-3, 1.1e-3],
+                       "torch.compile": [1.0e-3, 1.0e-3, 1.0e-3, 1.0e-3]})
+    assert r.round_ratios("xlapy jit", "torch.compile") == pytest.approx([1.0, 1.2, 0.9, 1.1])
+    text = table([r])
+    assert ("xlapy jit at 1.00x the time of the best peer (torch.compile); "
+            "round by round 1.10x (0.90-1.20x over 4)") in text
+    r.rounds = {}
+    assert "round by round" not in table([r])
 
 
 def test_table_shows_ratios_and_skips():
