@@ -56,6 +56,8 @@ class Generator:
         """id(instruction) -> [row_stash.Stash]: rows of it a reduction kept."""
         self.stash_writes: dict = {}
         """id(reduce) -> the Stash its loop being emitted fills."""
+        self.interleave: dict = {}
+        """id(reduce) -> vectors per iteration of its innermost loop (else the module's)."""
         self._users: dict = {}
         self._has_reduce: dict = {}
 

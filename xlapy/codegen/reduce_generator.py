@@ -119,7 +119,8 @@ def _nest(g, instruction, inputs, kept, index, order, sizes, loop_index, slots, 
         _blocked(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, slots,
                  leaf_types, depth)
         return
-    with g.scope.loop(g.scope.depth, lo, hi, name=f"r{dim}") as iv:
+    interleave = None if rest else g.interleave.get(id(instruction))
+    with g.scope.loop(g.scope.depth, lo, hi, name=f"r{dim}", interleave=interleave) as iv:
         loop_index[dim] = iv
         _nest(g, instruction, inputs, kept, index, rest, sizes, loop_index, slots, leaf_types,
               depth, bounds)
@@ -191,7 +192,8 @@ def add_compensated(b, total_slot, partial, compensation_slot) -> None:
 
 def _inner(g, instruction, inputs, kept, index, dim, lo, hi, loop_index, slots, leaf_types,
            depth):
-    with g.scope.loop(g.scope.depth, lo, hi, name=f"r{dim}") as iv:
+    with g.scope.loop(g.scope.depth, lo, hi, name=f"r{dim}",
+                      interleave=g.interleave.get(id(instruction))) as iv:
         loop_index[dim] = iv
         _nest(g, instruction, inputs, kept, index, [], None, loop_index, slots, leaf_types,
               depth)

@@ -74,7 +74,8 @@ class Scope:
             self.b.position_at_end(saved_block)
 
     @contextlib.contextmanager
-    def loop(self, depth: int, start, stop, name: str = "i", step=1):
+    def loop(self, depth: int, start, stop, name: str = "i", step=1,
+             interleave: int | None = None):
         """A loop opened at `depth` (≤ the current depth); yields its induction
         variable as an Ix of depth+1. Inside, the scope's depth is depth+1."""
         with self.at(depth):
@@ -84,7 +85,7 @@ class Scope:
             outer[depth] = b.block
             guard = b.function.append_basic_block(f"{name}.guard")
             b.position_at_end(guard)
-            with for_range(b, start, stop, step, name=name) as iv:
+            with for_range(b, start, stop, step, name=name, interleave=interleave) as iv:
                 self.points = dict(outer)
                 self.depth = depth + 1
                 yield Ix(iv, depth + 1)

@@ -56,3 +56,41 @@ def test_slp_vectoriser_only_for_what_is_built_once():
     b.ret_void()
     assert "<4 x float>" in str(llvm_target.optimise(module, built_once=True))
     assert "<4 x float>" not in str(llvm_target.optimise(module))
+
+
+def _interleave_counts(hlo_text: str) -> list[int]:
+    """The interleave count hinted on each loop of a module's emitted IR (after the
+    HLO pipeline: the reduce fused with what computes its input)."""
+    options = CompileOptions.from_flags()
+    prepared = compiler.prepare(parse(hlo_text), options, "")
+    text = str(compiler.generate(prepared, options).llmod)
+    return [int(line.split("i32")[1].split("}")[0])
+            for line in text.splitlines() if '"llvm.loop.interleave.count"' in line]
+
+
+STREAMED_SUM = """
+HloModule streamed_sum
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+ENTRY e {
+  x = f32[4194304] parameter(0)
+  y = f32[4194304] parameter(1)
+  z = f32[] constant(0)
+  p = f32[4194304] multiply(x, y)
+  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=add
+}
+"""
+
+
+def test_every_loop_is_hinted_four_vectors_and_a_streamed_cheap_sum_one(monkeypatch):
+    """The interleave count is a hint on each loop, not LLVM's process-wide
+    -force-vector-interleave (which overrides every hint): a sum over 32 MiB of
+    products streams from memory with one vector per iteration, while the same sum
+    of exponentials, bound by their computation, keeps four."""
+    monkeypatch.setenv("XLAPY_FLAGS", "--xla_cpu_parallelism=2")
+    counts = _interleave_counts(STREAMED_SUM)
+    assert 1 in counts and set(counts) <= {1, llvm_target.INTERLEAVE}
+    assert set(_interleave_counts(SUM)) == {llvm_target.INTERLEAVE}
+    exponentials = STREAMED_SUM.replace("multiply(x, y)", "exponential(x)")
+    assert set(_interleave_counts(exponentials)) == {llvm_target.INTERLEAVE}
+    monkeypatch.setattr(llvm_target.llvm, "set_option", None)   # never forced
+    assert "<16 x float>" in str(_optimised()) or "<8 x float>" in str(_optimised())

@@ -28,6 +28,7 @@ import llvmlite.ir as ir
 from xlapy.backends.cpu import builtins
 from xlapy.backends.cpu.fork_safe import ForkSafeLock
 from xlapy.backends.cpu.object_file import undefined_symbols
+from xlapy.codegen.loops import LOOP_INTERLEAVE
 from xlapy.codegen.math.common import NATIVE_LDEXP
 from xlapy.errors import CompileError
 from xlapy.passes.compile_profile import phase
@@ -37,7 +38,12 @@ _LOCK = ForkSafeLock()
 
 
 INTERLEAVE = 4
-"""Vectors per iteration of a vectorised loop (see `optimise`)."""
+"""Vectors per iteration of a vectorised loop, hinted on every loop the emitters
+make (`codegen.loops.LOOP_INTERLEAVE`). LLVM leaves long loop bodies (a fused
+chain of tanh, exp, erf) at one vector per iteration; four independent ones let
+the out-of-order core overlap their dependency chains (1.8x on such chains, none
+lost on short loops). A loop may ask for another count: a cheap reduction
+streaming a large input runs one (`parallel_reduce`)."""
 
 
 @functools.cache
@@ -103,6 +109,7 @@ def new_module(name: str, tm: llvm.TargetMachine | None = None,
     flags = set((features or "").split(","))
     setattr(module, NATIVE_LDEXP, module.triple.startswith("x86_64")
             and {"+avx512f", "+avx512dq"} <= flags)
+    setattr(module, LOOP_INTERLEAVE, INTERLEAVE)
     return module
 
 
@@ -129,16 +136,9 @@ def optimise(module: ir.Module, tm: llvm.TargetMachine | None = None,
             # and interleaves; unrolling big fused bodies multiplied compile time by ~5
             pto.loop_unrolling = False
             builder = llvm.create_pass_builder(tm, pto)
-            # LLVM leaves long loop bodies (a fused chain of tanh, exp, erf) at one
-            # vector per iteration; four independent ones let the out-of-order core
-            # overlap their dependency chains (1.8x on such chains, none lost on
-            # short loops). The option is process-wide in LLVM, so it is set for our
-            # pass run only, under the lock.
-            llvm.set_option("", f"-force-vector-interleave={INTERLEAVE}")
-            try:
-                builder.getModulePassManager().run(parsed, builder)
-            finally:
-                llvm.set_option("", "-force-vector-interleave=0")
+            # (interleaving: per loop, INTERLEAVE; never LLVM's process-wide
+            # -force-vector-interleave, which would override every loop's hint)
+            builder.getModulePassManager().run(parsed, builder)
     return parsed
 
 
