@@ -93,4 +93,5 @@ def test_every_loop_is_hinted_four_vectors_and_a_streamed_cheap_sum_one(monkeypa
     exponentials = STREAMED_SUM.replace("multiply(x, y)", "exponential(x)")
     assert set(_interleave_counts(exponentials)) == {llvm_target.INTERLEAVE}
     monkeypatch.setattr(llvm_target.llvm, "set_option", None)   # never forced
-    assert "<16 x float>" in str(_optimised()) or "<8 x float>" in str(_optimised())
+    optimised = str(_optimised())
+    assert "<16 x float>" in optimised or "<8 x float>" in optimised
