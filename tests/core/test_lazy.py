@@ -141,6 +141,41 @@ def test_a_loop_that_never_reads_runs_each_iteration_as_one_cached_cluster():
     np.testing.assert_allclose(np.asarray(lazy_w), np.asarray(eager_w), rtol=1e-5)
 
 
+def _rnn(h, w, u, xs):
+    for x in xs:   # four operations a time step: a period under lazy._ITERATION_MIN
+        h = xnp.tanh(h @ w + x @ u)
+    return h.sum()
+
+
+def test_a_loop_inside_the_step_is_not_the_programs_next_iteration():
+    """An eager RNN's time steps repeat the step's first operations: they are a
+    loop inside the step, so the forward pass runs as one cluster per read (it
+    was cut into one per two time steps); a loop of tiny steps that reads
+    nothing is still cut, in clusters of whole periods of one structure."""
+    h, w, u = _x(1, (4, 8)), _x(2, (8, 8)), _x(3, (5, 8))
+    xs = [_x(10 + t, (4, 5)) for t in range(12)]
+    eager = float(_rnn(h, w, u, xs))
+    with xlapy.jit_scope():
+        float(_rnn(h, w, u, xs))   # warm-up
+        start = _stats()
+        values = [float(_rnn(h, w, u, xs)) for _ in range(4)]
+        assert lazy.STATS.clusters - start.clusters == 4
+        assert lazy.STATS.compiles == start.compiles
+        assert not any("next iteration" in b for b in _breaks_since(start.clusters))
+    np.testing.assert_allclose(values, eager, rtol=1e-5)
+
+    v = _x(4, (6,))
+    with xlapy.jit_scope():
+        start = _stats()
+        for _ in range(300):
+            v = v * 0.5 + 1.0
+        got = np.asarray(v)
+        cuts = [b for b in _breaks_since(start.clusters) if "next iteration" in b]
+    sizes = {int(b.split("a cluster of ")[1].split()[0]) for b in cuts}
+    assert cuts and len(sizes) == 1 and sizes.pop() >= lazy._INNER_LOOP_SPAN
+    np.testing.assert_allclose(got, 2.0, rtol=1e-6)   # (1 + v/2 converges to 2)
+
+
 def test_an_update_in_place_reuses_the_dead_value_buffer():
     """`w = w * 0.5 + 1` in a loop: the buffer of the value two steps back is dead
     and is written again, so a 2 MiB parameter takes two buffers, not one per step."""
