@@ -15,6 +15,7 @@ import pytest
 import xlapy
 import xlapy.random as xr
 from xlapy import config
+from xlapy.core import lazy
 
 KEY_42 = np.array([0, 42], np.uint32)
 
@@ -93,11 +94,41 @@ APPROX = {  # float32, within a few ulps of JAX's values
 
 
 def _eager_and_jit(fn, *args):
+    """The draw eagerly, checked equal to it under jit and in lazy mode (the call
+    learned, then replayed)."""
     eager = np.asarray(fn(*args))
     jitted = np.asarray(xlapy.jit(fn)(*args))
-    assert eager.dtype == jitted.dtype and eager.shape == jitted.shape
-    np.testing.assert_array_equal(eager, jitted)
+    with xlapy.jit_scope():
+        lazily = [np.asarray(fn(*args)) for _ in range(2)]
+    for got in (jitted, *lazily):
+        assert eager.dtype == got.dtype and eager.shape == got.shape
+        np.testing.assert_array_equal(eager, got)
     return eager
+
+
+def test_a_draw_in_lazy_mode_is_recorded_as_one_call():
+    """A normal draw is some 400 operations of threefry and erf_inv: lazy mode
+    replays each sampler's call as one node, so a step that draws noise records
+    a handful of operations and compiles once."""
+    def step(key, x):
+        key, sub = xr.split(key)
+        return key, (x + xr.normal(sub, x.shape) * 0.1).sum()
+
+    x = np.ones((8, 16), np.float32)
+    eager = step(xr.PRNGKey(1), x)[1]
+    with xlapy.jit_scope():
+        key = xr.PRNGKey(1)
+        key, first = step(key, x)
+        float(first)
+        key, second = step(key, x)   # (its key is the first step's result: compiled too)
+        float(second)
+        start = lazy.Stats(**vars(lazy.STATS))
+        for _ in range(3):
+            key, value = step(key, x)
+            float(value)
+        assert lazy.STATS.operations - start.operations <= 3 * 12   # (not 3 * 400)
+        assert lazy.STATS.compiles == start.compiles
+    np.testing.assert_allclose(float(first), float(eager), rtol=1e-6)
 
 
 X64_ANSWERS = {"bits64", "uniform_f64", "randint_i64"}   # JAX's answers with x64

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from xlapy.core import dtypes
+from xlapy.core.lazy_replay import replayed
 from xlapy.core.trace import Array, as_array
 from xlapy.numpy._promotion import canonicalize_axis
 from xlapy.random._discrete import categorical, choice, permutation, shuffle_along
@@ -115,6 +116,17 @@ def clone(key) -> Array:
     """The key itself: keys are immutable values here, as in JAX."""
     return check_key("clone", key)
 
+
+# Lazy mode learns what each call of these records and replays it as one
+# call: a normal draw is some 400 operations of threefry and erf_inv, and
+# recorded one by one, a step adding noise to its batch cost 24 times its
+# jitted self. (PRNGKey and key make concrete keys: nothing to replay.)
+_REPLAYED = ("bernoulli", "bits", "categorical", "cauchy", "choice", "exponential", "fold_in",
+             "gumbel", "laplace", "logistic", "multivariate_normal", "normal", "permutation",
+             "rademacher", "randint", "shuffle", "split", "truncated_normal", "uniform")
+for _name in _REPLAYED:
+    globals()[_name] = replayed(globals()[_name])
+del _name
 
 __all__ = [
     "PRNGKey", "bernoulli", "bits", "categorical", "cauchy", "choice", "clone", "exponential",
