@@ -28,6 +28,7 @@ import numpy as np
 from xlapy import config
 from xlapy.analysis import cost_analysis, memory_analysis
 from xlapy.backends import Executable, get_backend
+from xlapy.core import compile_hook
 from xlapy.core.array import Array, ConcreteArray
 from xlapy.core.dtypes import canonicalize, dtype_and_weak, float0, without_x64
 from xlapy.core.errors import where
@@ -122,9 +123,12 @@ class JitFunction:
     """A jitted function: call it like the original; `.lower(*args)` stages it."""
 
     def __init__(self, fn: Callable, static_argnums=(), static_argnames=(),
-                 donate_argnums=(), backend: str | None = None):
+                 donate_argnums=(), backend: str | None = None, warn_recompiles: bool = True):
         functools.update_wrapper(self, fn)
         self.fn = fn
+        self.warn_recompiles = warn_recompiles
+        """False for xlapy's own compiled functions (a sampler compiles once per shape
+        asked for, as it should): their recompiles are logged, never warned."""
         self.static_argnums = _as_tuple(static_argnums)
         self.static_argnames = _as_tuple(static_argnames)
         self.donate_argnums = _as_tuple(donate_argnums)
@@ -246,6 +250,8 @@ class JitFunction:
         compiles = self.compile_count + 1
         location = where()
         at = f" at {location}" if location else ""
+        if not self.warn_recompiles:
+            return
         if debug_options().xlapy_explain_cache_misses:
             warnings.warn(f"xlapy.jit: {self.__name__}{self._defined_at()} compiles again "
                           f"(compile {compiles}){at} because {reason}", RecompileWarning,
@@ -451,6 +457,10 @@ def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(),
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
                              donate_argnums=donate_argnums, backend=backend)
     return JitFunction(fn, static_argnums, static_argnames, donate_argnums, backend)
+
+
+compile_hook.JIT = lambda fn, static_argnums: JitFunction(fn, static_argnums,
+                                                         warn_recompiles=False)
 
 
 def _as_tuple(x) -> tuple:

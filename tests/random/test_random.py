@@ -94,13 +94,15 @@ APPROX = {  # float32, within a few ulps of JAX's values
 
 
 def _eager_and_jit(fn, *args):
-    """The draw eagerly, checked equal to it under jit and in lazy mode (the call
-    learned, then replayed)."""
+    """The draw eagerly, checked equal to it drawn again (eagerly, a signature
+    seen before runs compiled), under jit, and in lazy mode (the call learned,
+    then replayed)."""
     eager = np.asarray(fn(*args))
+    again = [np.asarray(fn(*args)) for _ in range(2)]
     jitted = np.asarray(xlapy.jit(fn)(*args))
     with xlapy.jit_scope():
         lazily = [np.asarray(fn(*args)) for _ in range(2)]
-    for got in (jitted, *lazily):
+    for got in (*again, jitted, *lazily):
         assert eager.dtype == got.dtype and eager.shape == got.shape
         np.testing.assert_array_equal(eager, got)
     return eager

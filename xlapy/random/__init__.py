@@ -31,6 +31,7 @@ from xlapy.core.lazy_replay import replayed
 from xlapy.core.trace import Array, as_array
 from xlapy.numpy._promotion import canonicalize_axis
 from xlapy.random._discrete import categorical, choice, permutation, shuffle_along
+from xlapy.random._eager import compiled_when_eager
 from xlapy.random._samplers import (
     bernoulli,
     cauchy,
@@ -117,15 +118,20 @@ def clone(key) -> Array:
     return check_key("clone", key)
 
 
-# Lazy mode learns what each call of these records and replays it as one
-# call: a normal draw is some 400 operations of threefry and erf_inv, and
-# recorded one by one, a step adding noise to its batch cost 24 times its
-# jitted self. (PRNGKey and key make concrete keys: nothing to replay.)
+# Called eagerly, these run compiled (`_eager`); in lazy mode each call's
+# recording is learned once and replayed as one call: a normal draw is some
+# 400 operations of threefry and erf_inv, and recorded one by one, a step
+# adding noise to its batch cost 24 times its jitted self. (PRNGKey and key
+# make concrete keys from Python seeds: nothing to compile or replay.)
 _REPLAYED = ("bernoulli", "bits", "categorical", "cauchy", "choice", "exponential", "fold_in",
              "gumbel", "laplace", "logistic", "multivariate_normal", "normal", "permutation",
              "rademacher", "randint", "shuffle", "split", "truncated_normal", "uniform")
-for _name in _REPLAYED:
-    globals()[_name] = replayed(globals()[_name])
+for _name in _REPLAYED:   # (choice's `a` and permutation's `x` size the result when ints)
+    _fn = globals()[_name]
+    if _name not in ("choice", "permutation", "shuffle"):
+        _fn = compiled_when_eager(_fn)
+    globals()[_name] = replayed(_fn)
+del _fn
 del _name
 
 __all__ = [
