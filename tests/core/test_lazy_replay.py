@@ -80,6 +80,46 @@ def test_a_replayed_call_does_not_run_its_python_again():
         np.testing.assert_allclose(np.asarray(out), np.tanh(_rand(k)) * 2.0, rtol=1e-6)
 
 
+def test_a_python_scalar_beside_a_float_array_is_an_operand_not_a_signature():
+    """`p - lr * g` with a learning rate that changes every step learns its calls
+    once and matches its tape every step (it learned them again each step and
+    never matched: an MLP step with a decaying rate ran 3.6 times slower); the
+    scalar converts as promotion converts it, bit for bit, the sign of zero and
+    power's exact int exponent included."""
+    p, g = xnp.asarray(_rand(1)), xnp.asarray(_rand(2))
+    rates = [0.1 / (1 + k) for k in range(8)]
+
+    def step(p, lr):
+        return p - lr * g
+
+    eager = p
+    for lr in rates:
+        eager = step(eager, lr)
+    with xlapy.jit_scope():
+        got = p
+        for k, lr in enumerate(rates):
+            got = step(got, lr)
+            float(got.sum())
+            if k == 2:
+                start = lazy.Stats(**vars(lazy.STATS))
+        assert lazy.STATS.taped - start.taped == len(rates) - 3
+        assert lazy.STATS.compiles == start.compiles
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(eager))
+
+    half = xnp.asarray(_rand(3, dtype=np.float16))
+    cases = [lambda: half * 0.1, lambda: 1e-3 + half, lambda: xnp.abs(g) * -0.0,
+             lambda: xnp.abs(g) * 0.0, lambda: g ** 3, lambda: xnp.abs(g) ** 0.5, lambda: 3 / g,
+             lambda: xnp.maximum(g, 0), lambda: g - 2 ** 40,
+             lambda: xnp.where(g > 0, g, -0.0), lambda: xnp.where(g > 0, g, 0.0)]
+    eager_values = [np.asarray(case()) for case in cases]
+    with xlapy.jit_scope():
+        lazy_values = [case() for case in cases for _ in range(2)]
+    for want, got in zip([v for v in eager_values for _ in range(2)], lazy_values):
+        assert np.asarray(got).dtype == want.dtype
+        np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(want))
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_numpy_arguments_are_read_at_every_call():
     """A NumPy argument converted inside the call (float64 -> float32) is an
     argument of the recipe, not a constant frozen at the first call."""

@@ -191,7 +191,8 @@ def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:
     result of the step; (1, leaf, type, weak, shape, dtype) for a value that is
     a leaf; (2, type, value) for a scalar; (3, type, shape, dtype, weak) for an
     array only the signature reads; (4, type, value, element types) for a tuple
-    or list of scalars. None where an argument is none of these."""
+    or list of scalars; (5, type, repr) for a zero scalar, whose sign counts.
+    None where an argument is none of these."""
     if call is None:
         return None
     if type(call) is CallPlan:   # (made from a plan: its positions and leaves are this
@@ -207,7 +208,8 @@ def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:
                 return None
             checks.append((0, k, a[2], a[3]))
         elif a[0] == "s":
-            checks.append((2, a[1], a[2]))
+            zero = not a[2] and isinstance(a[2], (float, complex, np.inexact))
+            checks.append((5, a[1], repr(a[2])) if zero else (2, a[1], a[2]))
         elif a[0] == "t":
             checks.append((4, a[1], a[2], a[3]))
         else:
@@ -349,6 +351,9 @@ class TapeRun:
                 given.append(value)
             elif kind == 2:   # (a constant of the caller's code is the same object)
                 if a is not check[2] and (type(a) is not check[1] or a != check[2]):
+                    return None
+            elif kind == 5:   # a zero, whose sign counts (0.0 == -0.0)
+                if type(a) is not check[1] or a or repr(a) != check[2]:
                     return None
             elif kind == 4:
                 if a is not check[2] and (type(a) is not check[1]

@@ -25,10 +25,16 @@ _REPLAYED = {f"xlapy.numpy.{m}" for m in ("_arithmetic", "_ufuncs", "_math", "_m
 
 # Lazy mode learns what each call of these records and replays it (the rest can
 # depend on data or return shapes and dtypes, and are left as they are).
+# Of these, a Python scalar beside a floating array is an operand (a learning
+# rate that changes every step is not a new signature); power's int exponent
+# multiplies, so only its float one is.
+_SCALAR_OPERANDS = {**dict.fromkeys(("add", "subtract", "multiply", "true_divide", "divide",
+                                     "maximum", "minimum"), (float, int)),
+                    "power": (float,)}
 for _name, _value in list(vars().items()):
     if isinstance(_value, FunctionType) and _value.__module__ in _REPLAYED:
-        vars()[_name] = replayed(_value)
+        vars()[_name] = replayed(_value, _SCALAR_OPERANDS.get(_name, ()))
 
 install_methods(sys.modules[__name__])
 
-del sys, install_methods, replayed, FunctionType, _REPLAYED, _name, _value
+del sys, install_methods, replayed, FunctionType, _REPLAYED, _SCALAR_OPERANDS, _name, _value
