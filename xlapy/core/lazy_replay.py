@@ -63,35 +63,61 @@ class _Recipe:
 
 
 def replayed(fn, scalar_operands: tuple = ()):
-    """`fn`, whose calls in lazy mode are learned once per signature and replayed;
-    with `scalar_operands` (the Python types among float and int), a binary
-    arithmetic function's scalar beside a floating array is an operand, not part
-    of the signature (`_scalar_operand`)."""
-    wrapper = _replayed(fn)
-    return _with_scalar_operands(wrapper, scalar_operands) if scalar_operands else wrapper
+    """`fn`, whose calls in lazy mode are learned once per signature and replayed.
 
-
-def _with_scalar_operands(call, kinds: tuple):
-    """`call(x, y)` with a Python scalar of `kinds` beside an xlapy array of a
-    floating dtype made a weak 0-d array of that dtype first, in lazy mode. It
-    converts exactly as promotion would (a weak scalar takes the array's dtype,
+    With `scalar_operands` (Python types, of float and int), `fn(x, y)` is
+    binary arithmetic, and a scalar of those types beside an xlapy array of a
+    floating dtype becomes a weak 0-d array of that dtype first. It converts
+    exactly as promotion would (a weak scalar takes the array's dtype,
     directly), and is then an operand like any array: a learning rate or a
     step number that changes every step is a new leaf value, not a new
     signature (it was: each step learned its calls again and never matched its
     tape, an MLP step with a decaying learning rate ran 3.6 times slower)."""
+    kinds = scalar_operands
 
-    @functools.wraps(call)
-    def converting(x, y, /):
-        tx, ty = type(x), type(y)
-        if (tx in kinds) is not (ty in kinds) and lazy_state.active():
-            if tx in kinds:
-                x = _scalar_operand(x, y)
-            else:
-                y = _scalar_operand(y, x)
-        return call(x, y)
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if kinds and len(args) == 2 and (type(args[0]) in kinds) is not (
+                type(args[1]) in kinds) and lazy_state.active():
+            x, y = args
+            args = (_scalar_operand(x, y), y) if type(x) in kinds else (x, _scalar_operand(y, x))
+        state = _LAZY
+        run = state.tape
+        if run is not None and not state.traces:   # (no tape while learning or off)
+            made = _taped(run, fn, args, kwargs)
+            if made is not None:
+                return made
+        if _STATE.learning or not lazy.active() or current_trace() is not None:
+            return fn(*args, **kwargs)
+        arrays: list = []
+        try:
+            key = (fn, _ENVIRON_GET(_KEY), _X64.value, _specs(args, arrays),
+                   (tuple(kwargs), _specs(tuple(kwargs.values()), arrays))
+                   if kwargs else None)
+            recipe = _CACHE.get(key, _MISSING)
+        except _Unknown:
+            return fn(*args, **kwargs)
+        if recipe is _MISSING:
+            return _learn(fn, key, args, kwargs, arrays)
+        if recipe is None:
+            return fn(*args, **kwargs)
+        out = _replay(recipe, arrays)
+        if recipe.single and state.steplog is not None:
+            state.stepcalls[out._node.order] = (
+                fn, noted_arguments((*args, *kwargs.values()), recipe), recipe, key[1], key[2],
+                tuple(kwargs))
+        return out
 
-    converting.__wrapped_for_lazy__ = call.__wrapped_for_lazy__
-    return converting
+    wrapper.__wrapped_for_lazy__ = fn
+    return wrapper
+
+
+_LAZY = lazy_state.STATE
+_ENVIRON_GET = lazy_state.ENVIRON.get
+_KEY = lazy_state.KEY
+_X64 = config.enable_x64
+_ORDER = lazy_state.ORDER
+"""(What every call reads, bound once: the hot path's lookups.)"""
 
 
 def _scalar_operand(scalar, array):
@@ -116,42 +142,6 @@ def _scalar_operand(scalar, array):
 
 
 _SCALAR_OPERANDS: dict[tuple, ConcreteArray] = {}
-
-
-def _replayed(fn):
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        state = lazy.STATE
-        run = state.tape
-        if run is not None and not state.traces:   # (no tape while learning or off)
-            made = _taped(run, fn, args, kwargs)
-            if made is not None:
-                return made
-        if _STATE.learning or not lazy.active() or current_trace() is not None:
-            return fn(*args, **kwargs)
-        arrays: list = []
-        try:
-            key = (fn, lazy_state.ENVIRON.get(lazy_state.KEY), config.enable_x64.value,
-                   _specs(args, arrays),
-                   (tuple(kwargs), _specs(tuple(kwargs.values()), arrays))
-                   if kwargs else None)
-            recipe = _CACHE.get(key, _MISSING)
-        except _Unknown:
-            return fn(*args, **kwargs)
-        if recipe is _MISSING:
-            return _learn(fn, key, args, kwargs, arrays)
-        if recipe is None:
-            return fn(*args, **kwargs)
-        out = _replay(recipe, arrays)
-        if recipe.single and lazy.STATE.steplog is not None:
-            lazy.STATE.stepcalls[out._node.order] = (
-                fn, noted_arguments((*args, *kwargs.values()), recipe), recipe, key[1], key[2],
-                tuple(kwargs))
-        return out
-
-    wrapper.__wrapped_for_lazy__ = fn
-    return wrapper
 
 
 class _Unknown(Exception):
@@ -318,8 +308,7 @@ def _taped(run, fn, args, kwargs):
         if tuple(kwargs) != plan.keywords:
             return None
         args = (*args, *kwargs.values())
-    if (lazy_state.ENVIRON.get(lazy_state.KEY) is not plan.env
-            or config.enable_x64.value is not plan.x64):
+    if _ENVIRON_GET(_KEY) is not plan.env or _X64.value is not plan.x64:
         return None
     given = run.arguments(args, plan.checks)
     if given is None:
@@ -333,14 +322,14 @@ def _taped(run, fn, args, kwargs):
     result = plan.result
     if result is not None:   # (the commonest node, made here as lazy._new_node makes it:
         weak = plan.weak     # every call of a taped step pays for this path)
-        node = Node(plan.instruction, operands, weak, next(lazy_state.ORDER))
+        node = Node(plan.instruction, operands, weak, next(_ORDER))
         made = LazyArray(node, None, result[0], result[1], weak)
         node.outputs.append(weakref.ref(made))
     else:
         node, made = lazy._new_node(plan.instruction, operands, plan.weak)
     run.position[node.order] = k   # (TapeRun.add)
     nodes.append(node)
-    log = lazy.STATE.log
+    log = _LAZY.log
     if log is not None:
         log.append(node)
     return made if plan.index is None else made[plan.index]
