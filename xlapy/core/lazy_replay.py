@@ -62,8 +62,9 @@ class _Recipe:
         self.single = False   # one step, whose one result is the call's, as made
 
 
-def replayed(fn, scalar_operands: tuple = ()):
-    """`fn`, whose calls in lazy mode are learned once per signature and replayed.
+def replayed(fn, scalar_operands: tuple = (), unless=None):
+    """`fn`, whose calls in lazy mode are learned once per signature and replayed
+    (a call for which `unless(args)` is true just runs).
 
     With `scalar_operands` (Python types, of float and int), `fn(x, y)` is
     binary arithmetic, and a scalar of those types beside an xlapy array of a
@@ -77,6 +78,8 @@ def replayed(fn, scalar_operands: tuple = ()):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        if unless is not None and unless(args):
+            return fn(*args, **kwargs)
         if kinds and len(args) == 2 and (type(args[0]) in kinds) is not (
                 type(args[1]) in kinds) and lazy_state.active():
             x, y = args
@@ -171,6 +174,11 @@ def _specs(values, arrays: list) -> tuple:
         elif isinstance(value, _SCALARS):   # (0.0 == -0.0: a zero is spelled with its sign)
             spelled.append((kind, value) if value or not isinstance(value, _INEXACT)
                            else (kind, repr(value)))
+        elif kind is slice and all(type(v) is int or v is None
+                                   for v in (value.start, value.stop, value.step)):
+            spelled.append((kind, value.start, value.stop, value.step))   # (x[:, :16])
+        elif value is Ellipsis:
+            spelled.append((kind,))
         else:
             raise _Unknown
     return tuple(spelled)

@@ -13,6 +13,7 @@ from xlapy.numpy import linalg  # noqa: F401
 from xlapy.numpy._creation import *  # noqa: F403
 from xlapy.numpy._index_routines import *  # noqa: F403
 from xlapy.numpy._indexing import *  # noqa: F403
+from xlapy.numpy._indexing import index_holds_int as _index_holds_int
 from xlapy.numpy._linalg_ops import *  # noqa: F403
 from xlapy.numpy._manipulation import *  # noqa: F403
 from xlapy.numpy._math import *  # noqa: F403
@@ -21,7 +22,8 @@ from xlapy.numpy._sorting import *  # noqa: F403
 
 _REPLAYED = {f"xlapy.numpy.{m}" for m in ("_arithmetic", "_ufuncs", "_math", "_manipulation",
                                           "_shapes", "_reductions", "_nan_reductions",
-                                          "_linalg_ops", "_cumulative", "_einsum")}
+                                          "_linalg_ops", "_cumulative", "_einsum",
+                                          "_indexing")}
 
 # Lazy mode learns what each call of these records and replays it (the rest can
 # depend on data or return shapes and dtypes, and are left as they are).
@@ -31,10 +33,16 @@ _REPLAYED = {f"xlapy.numpy.{m}" for m in ("_arithmetic", "_ufuncs", "_math", "_m
 _SCALAR_OPERANDS = {**dict.fromkeys(("add", "subtract", "multiply", "true_divide", "divide",
                                      "maximum", "minimum"), (float, int)),
                     "power": (float,)}
+# An index holding a Python int (x[i]) is not replayed: its recipe would hold
+# the int's slice start, so a loop indexing by its step number (x[i % 10]) would
+# learn a call per value and leave its tape every step; recorded as it is, the
+# start is a fresh operand and the step matches its tape.
+_UNLESS = {"getitem": _index_holds_int}
 for _name, _value in list(vars().items()):
     if isinstance(_value, FunctionType) and _value.__module__ in _REPLAYED:
-        vars()[_name] = replayed(_value, _SCALAR_OPERANDS.get(_name, ()))
+        vars()[_name] = replayed(_value, _SCALAR_OPERANDS.get(_name, ()), _UNLESS.get(_name))
 
 install_methods(sys.modules[__name__])
 
-del sys, install_methods, replayed, FunctionType, _REPLAYED, _SCALAR_OPERANDS, _name, _value
+del sys, install_methods, replayed, FunctionType, _REPLAYED, _SCALAR_OPERANDS, _UNLESS
+del _index_holds_int, _name, _value

@@ -459,6 +459,14 @@ def _read(x, index, *, mode=None, fill_value=None, indices_are_sorted: bool = Fa
     return _gather_read(x, parsed, mode, fill_value, indices_are_sorted, unique_indices)
 
 
+def index_holds_int(args) -> bool:
+    """Whether `getitem(x, index)`'s index is or holds a Python int (for lazy replay)."""
+    index = args[1] if len(args) > 1 else None
+    entries = index if type(index) is tuple else (index,)
+    return any(isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_))
+               for e in entries)
+
+
 def getitem(x, index) -> Array:
     """`x[index]` with NumPy's basic and advanced indexing and JAX's bounds rules:
     negative indices wrap once, out-of-bounds reads clamp to the edge."""
