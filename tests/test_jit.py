@@ -15,6 +15,7 @@ from xlapy.core.trace import as_array
 from xlapy.flags import flags_set
 from xlapy.hlo import parse
 from xlapy.hlo.opcode import Opcode
+from xlapy.jit import JitFunction
 
 X = np.arange(3, dtype=np.float32)
 
@@ -213,6 +214,19 @@ def test_a_fifth_compile_warns_once_with_every_cache_miss():
                  "static argument scale: 2.0 -> 3.0"):
         assert miss in text
     assert f.compile_count == 9 and len(f.cache_misses) == 8
+
+
+def test_the_librarys_own_compiled_functions_never_warn_of_recompiles():
+    """xlapy.random's eager samplers compile once per shape asked for: their
+    recompiles are recorded, never warned, even with --xlapy_explain_cache_misses."""
+    f = JitFunction(lambda x: lax.mul(x, x), warn_recompiles=False)
+    with flags_set("--xlapy_explain_cache_misses"), \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 8):
+            f(np.ones(n, np.float32))
+    assert not [w for w in caught if issubclass(w.category, xlapy.RecompileWarning)]
+    assert f.compile_count == 7 and len(f.cache_misses) == 6
 
 
 def test_explain_cache_misses_warns_at_every_miss_against_the_closest_signature():

@@ -247,11 +247,11 @@ class JitFunction:
         reason = signature.explain_difference(closest, names, static_names)
         self.cache_misses.append(reason)
         log.info("recompiling %s: %s", self.__name__, reason)
+        if not self.warn_recompiles:
+            return
         compiles = self.compile_count + 1
         location = where()
         at = f" at {location}" if location else ""
-        if not self.warn_recompiles:
-            return
         if debug_options().xlapy_explain_cache_misses:
             warnings.warn(f"xlapy.jit: {self.__name__}{self._defined_at()} compiles again "
                           f"(compile {compiles}){at} because {reason}", RecompileWarning,

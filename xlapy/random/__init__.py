@@ -131,8 +131,7 @@ for _name in _REPLAYED:   # (choice's `a` and permutation's `x` size the result 
     if _name not in ("choice", "permutation", "shuffle"):
         _fn = compiled_when_eager(_fn)
     globals()[_name] = replayed(_fn)
-del _fn
-del _name
+del _fn, _name
 
 __all__ = [
     "PRNGKey", "bernoulli", "bits", "categorical", "cauchy", "choice", "clone", "exponential",
