@@ -176,6 +176,23 @@ def test_a_loop_inside_the_step_is_not_the_programs_next_iteration():
     np.testing.assert_allclose(got, 2.0, rtol=1e-6)   # (1 + v/2 converges to 2)
 
 
+def test_a_minibatch_loop_slicing_a_concrete_dataset_compiles_its_step_once():
+    """`X[j:j + B]` of a concrete dataset is sliced on the spot (a view), so the
+    step's cluster takes the batch as a leaf: every offset runs the same
+    program from its tape (recorded, each offset was a new program: a compile
+    per batch)."""
+    data = _x(8, (40, 5))
+    w = _x(9, (5, 3))
+    eager = [float(xnp.tanh(data[j:j + 4] @ w).sum()) for j in range(0, 40, 4)]
+    with xlapy.jit_scope():
+        got = [float(xnp.tanh(data[j:j + 4] @ w).sum()) for j in range(0, 8, 4)]
+        start = _stats()
+        got += [float(xnp.tanh(data[j:j + 4] @ w).sum()) for j in range(8, 40, 4)]
+        assert lazy.STATS.compiles == start.compiles
+        assert lazy.STATS.taped - start.taped == 8
+    np.testing.assert_allclose(got, eager, rtol=1e-5)
+
+
 def test_an_update_in_place_reuses_the_dead_value_buffer():
     """`w = w * 0.5 + 1` in a loop: the buffer of the value two steps back is dead
     and is written again, so a 2 MiB parameter takes two buffers, not one per step."""

@@ -120,28 +120,31 @@ def test_a_python_scalar_beside_a_float_array_is_an_operand_not_a_signature():
         np.testing.assert_array_equal(np.asarray(got), want)
 
 
-def test_indexing_by_slices_is_replayed_and_by_an_int_index_stays_taped():
-    """`x[:, 1:3]`, `x[..., None]` are learned once (a slice is spelled by its
-    bounds) and equal eager; `x[i]` is recorded as it is, so a loop indexing by
-    its step number matches its tape every step."""
+def test_indexing_a_pending_array_by_slices_is_replayed_and_by_an_int_stays_taped():
+    """`y[:, 1:3]`, `y[..., None]` of a pending `y` are learned once (a slice is
+    spelled by its bounds) and equal eager; `y[i]` is recorded as it is, so a
+    loop indexing by its step number matches its tape every step; a concrete
+    array is sliced on the spot."""
     x = xnp.asarray(_rand(4, (5, 6)))
     indexes = [(slice(None), slice(1, 3)), (Ellipsis, None), (slice(None, None, -2),),
                (slice(1, None), Ellipsis, slice(None, 2))]
-    eager = [np.asarray(x[index]) for index in indexes]
+    eager = [np.asarray((x * 2.0)[index]) for index in indexes]
     with xlapy.jit_scope():
+        y = x * 2.0
         before = len(lazy_replay._CACHE)
-        got = [x[index] for index in indexes for _ in range(3)]
+        got = [y[index] for index in indexes for _ in range(3)]
         learned = len(lazy_replay._CACHE) - before
         values = [np.asarray(g) for g in got]
+        assert type(x[1:3]) is not lazy.LazyArray
     assert learned == len(indexes)
     for want, value in zip([e for e in eager for _ in range(3)], values):
         np.testing.assert_array_equal(value, want)
 
     data = xnp.asarray(_rand(5, (4, 3)))
     with xlapy.jit_scope():
-        rows = [float((data[i % 4] * 2.0).sum()) for i in range(5)]   # (a step per row)
+        rows = [float(((data * 2.0)[i % 4]).sum()) for i in range(5)]   # (a step per row)
         start = lazy.Stats(**vars(lazy.STATS))
-        rows += [float((data[i % 4] * 2.0).sum()) for i in range(5, 9)]
+        rows += [float(((data * 2.0)[i % 4]).sum()) for i in range(5, 9)]
         assert lazy.STATS.taped - start.taped == 4
     np.testing.assert_allclose(rows, [2 * _rand(5, (4, 3))[i % 4].sum() for i in range(9)],
                                rtol=1e-5)

@@ -13,7 +13,7 @@ from xlapy.numpy import linalg  # noqa: F401
 from xlapy.numpy._creation import *  # noqa: F403
 from xlapy.numpy._index_routines import *  # noqa: F403
 from xlapy.numpy._indexing import *  # noqa: F403
-from xlapy.numpy._indexing import index_holds_int as _index_holds_int
+from xlapy.numpy._indexing import not_replayed as _getitem_not_replayed
 from xlapy.numpy._linalg_ops import *  # noqa: F403
 from xlapy.numpy._manipulation import *  # noqa: F403
 from xlapy.numpy._math import *  # noqa: F403
@@ -33,11 +33,8 @@ _REPLAYED = {f"xlapy.numpy.{m}" for m in ("_arithmetic", "_ufuncs", "_math", "_m
 _SCALAR_OPERANDS = {**dict.fromkeys(("add", "subtract", "multiply", "true_divide", "divide",
                                      "maximum", "minimum"), (float, int)),
                     "power": (float,)}
-# An index holding a Python int (x[i]) is not replayed: its recipe would hold
-# the int's slice start, so a loop indexing by its step number (x[i % 10]) would
-# learn a call per value and leave its tape every step; recorded as it is, the
-# start is a fresh operand and the step matches its tape.
-_UNLESS = {"getitem": _index_holds_int}
+# Indexing a concrete array, or by a Python int, is not replayed (`not_replayed`).
+_UNLESS = {"getitem": _getitem_not_replayed}
 for _name, _value in list(vars().items()):
     if isinstance(_value, FunctionType) and _value.__module__ in _REPLAYED:
         vars()[_name] = replayed(_value, _SCALAR_OPERANDS.get(_name, ()), _UNLESS.get(_name))
@@ -45,4 +42,4 @@ for _name, _value in list(vars().items()):
 install_methods(sys.modules[__name__])
 
 del sys, install_methods, replayed, FunctionType, _REPLAYED, _SCALAR_OPERANDS, _UNLESS
-del _index_holds_int, _name, _value
+del _getitem_not_replayed, _name, _value

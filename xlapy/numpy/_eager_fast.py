@@ -1,4 +1,5 @@
-"""The eager shortcut for `+ - * /` on float32/float64 and int32/int64 arrays.
+"""Eager shortcuts: `+ - * /` on float32/float64 and int32/int64 arrays, and
+basic indexing of concrete arrays.
 
 Outside any trace, an xnp op is evaluated at once: promotion, broadcasting,
 `bind`, then the interpreter's rule — some 15-50 µs of Python for a tiny
@@ -9,6 +10,12 @@ one such dtype (or one is a Python number that takes the array's dtype, as a
 weak type does) the shortcut calls the ufunc directly. Anything else —
 tracing, other dtypes, mixed dtypes, bools, integer division — returns None
 and takes the general path.
+
+`x[i, j:k, None, ...]` of a concrete array (ints in bounds, slices of ints)
+is NumPy's view of its value, in lazy mode too: it is data movement whose
+result the general path would compute the same, and a slice start that
+changes every step (a minibatch loop's `X[j:j + B]`) recorded instead would
+make every step a new program (a compile per batch offset).
 """
 
 from __future__ import annotations
@@ -68,4 +75,24 @@ def _scalar(value, dtype: np.dtype):
     try:
         return np.array(value, dtype)
     except OverflowError:
+        return None
+
+
+def basic_index(x, index):
+    """`x[index]` as a ConcreteArray viewing `x`'s value, or None where the index is
+    not ints, slices of ints, None and Ellipsis (or an int is out of bounds: the
+    general path clamps it, as JAX does, where NumPy raises)."""
+    if type(x) is not ConcreteArray or x._value is None or current_trace() is not None:
+        return None
+    entries = index if type(index) is tuple else (index,)
+    for entry in entries:
+        kind = type(entry)
+        if kind is slice:
+            if not all(type(v) is int or v is None for v in (entry.start, entry.stop, entry.step)):
+                return None
+        elif kind is not int and entry is not None and entry is not Ellipsis:
+            return None
+    try:
+        return ConcreteArray(np.asarray(x._value[index]), x.weak_type)
+    except IndexError:
         return None

@@ -26,6 +26,7 @@ from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.errors import compile_error
 from xlapy.core.trace import Array, ConcreteArray, Tracer, as_array, with_weak_type
+from xlapy.numpy import _eager_fast
 from xlapy.numpy._promotion import (
     broadcast_shapes,
     broadcast_to,
@@ -459,8 +460,13 @@ def _read(x, index, *, mode=None, fill_value=None, indices_are_sorted: bool = Fa
     return _gather_read(x, parsed, mode, fill_value, indices_are_sorted, unique_indices)
 
 
-def index_holds_int(args) -> bool:
-    """Whether `getitem(x, index)`'s index is or holds a Python int (for lazy replay)."""
+def not_replayed(args) -> bool:
+    """Whether lazy mode records `getitem(x, index)` as it is rather than replaying
+    it: `x` is concrete (sliced on the spot), or the index is or holds a Python
+    int (a recipe would hold the slice's start, so a loop indexing by its step
+    number, x[i % 10], would learn a call per value and leave its tape)."""
+    if type(args[0]) is ConcreteArray or type(args[0]) is np.ndarray:
+        return True
     index = args[1] if len(args) > 1 else None
     entries = index if type(index) is tuple else (index,)
     return any(isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_))
@@ -470,6 +476,9 @@ def index_holds_int(args) -> bool:
 def getitem(x, index) -> Array:
     """`x[index]` with NumPy's basic and advanced indexing and JAX's bounds rules:
     negative indices wrap once, out-of-bounds reads clamp to the edge."""
+    fast = _eager_fast.basic_index(x, index)
+    if fast is not None:
+        return fast
     return _read(x, index)
 
 
