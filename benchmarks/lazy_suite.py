@@ -5,7 +5,9 @@ layer's forward pass, written once: op by op (each operation run as Python
 reaches it), lazily (`xlapy.jit_scope()`: recorded, run as cached compiled
 clusters when the loss is read each step), and `xlapy.jit`. Also the cost of
 recording one operation against running it eagerly, and how many clusters
-were compiled after the warm-up steps (the target: none).
+were compiled after the warm-up steps (the target: none); then eager code as
+users write it (a decaying learning rate, minibatch slices, random noise, an
+RNN's loop), lazily, beside the plain step.
 """
 
 from __future__ import annotations
@@ -94,6 +96,64 @@ def _record_cost() -> list[tuple[str, float, float]]:
     return rows
 
 
+def _patterns(steps: int) -> list[tuple[str, float, float, int]]:
+    """(pattern, seconds per step, clusters per step, compiles after the warm-up) of
+    eager training code written as users write it, lazily: the MLP step with a
+    learning rate that changes every step, on minibatches sliced from a concrete
+    dataset by offset, with noise drawn by xlapy.random; an RNN's forward pass.
+    Each once cost a compile per step, a step learned again, or a cluster per
+    two time steps; now each runs like the plain step."""
+    rng = np.random.default_rng(1)
+    x, labels = models.data.clusters(rng, 1000)
+    data, targets = xnp.asarray((x / 4).astype(np.float32)), xnp.asarray(lib.one_hot(labels, 10))
+    w, u = (xnp.asarray(rng.standard_normal(s).astype(np.float32) * 0.1) for s in ((32, 32),
+                                                                                   (16, 32)))
+    inputs = [xnp.asarray(rng.standard_normal((8, 16)).astype(np.float32)) for _ in range(20)]
+    step = models.mlp.train_step
+
+    def plain(state, i):
+        state["p"], loss = step(state["p"], (data[:100], targets[:100]))
+        return loss
+
+    def schedule(state, i):
+        state["p"], loss = step(state["p"], (data[:100], targets[:100]), lr=0.2 / (1 + 0.01 * i))
+        return loss
+
+    def minibatch(state, i):
+        j = i % 10 * 100
+        state["p"], loss = step(state["p"], (data[j:j + 100], targets[j:j + 100]))
+        return loss
+
+    def noise(state, i):
+        state["key"], sub = xlapy.random.split(state["key"])
+        noisy = data[:100] + xlapy.random.normal(sub, (100, 784)) * 0.01
+        state["p"], loss = step(state["p"], (noisy, targets[:100]))
+        return loss
+
+    def rnn(state, i):
+        h = xnp.zeros((8, 32), np.float32)
+        for x_t in inputs:
+            h = xnp.tanh(h @ w + x_t @ u)
+        return h.sum()
+
+    rows = []
+    for name, body in (("same batch", plain), ("decaying rate", schedule),
+                       ("batches X[j:j + 100]", minibatch), ("random noise", noise),
+                       ("RNN forward, 20 steps", rnn)):
+        state = {"p": models.mlp.init(np.random.default_rng(0)), "key": xlapy.random.PRNGKey(0)}
+        with xlapy.jit_scope():
+            for i in range(3):
+                float(body(state, i))
+            compiles, clusters = lazy.STATS.compiles, lazy.STATS.clusters
+            start = time.perf_counter()
+            for i in range(3, 3 + steps):
+                float(body(state, i))
+            seconds = (time.perf_counter() - start) / steps
+        rows.append((name, seconds, (lazy.STATS.clusters - clusters) / steps,
+                     lazy.STATS.compiles - compiles))
+    return rows
+
+
 def run(tiny: bool = False) -> int:
     steps = 5 if tiny else 50
     rng = np.random.default_rng(0)
@@ -127,4 +187,8 @@ def run(tiny: bool = False) -> int:
           "   (a step not yet taped)")
     for name, eager, recording in _record_cost():
         print(f"{name:<22} {eager * 1e6:>12.1f} {recording * 1e6:>16.1f}")
+    print(f"\n{'eager steps as written, lazily':<30} {'ms/step':>8} {'clusters/step':>14} "
+          f"{'compiles after warm-up':>23}")
+    for name, seconds, clusters, compiles in _patterns(steps):
+        print(f"{name:<30} {seconds * 1e3:>8.3f} {clusters:>14.2f} {compiles:>23}")
     return 0

@@ -42,7 +42,8 @@ def test_tiny_suite_writes_table_and_json(tmp_path, capsys):
 def test_lazy_suite_shows_three_modes_and_no_compile_after_warm_up(capsys):
     """`xlapy bench --lazy`: per workload op by op, lazy and jit with their ratios
     and the clusters compiled after the warm-up (none); the lazy step's recording
-    (operations, µs, µs per operation); then recording's cost per op untaped."""
+    (operations, µs, µs per operation); then recording's cost per op untaped; then
+    eager code as users write it, one cluster a step and no compile after warm-up."""
     assert main(["bench", "--lazy", "--tiny"]) == 0
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines()
@@ -54,6 +55,12 @@ def test_lazy_suite_shows_three_modes_and_no_compile_after_warm_up(capsys):
     costs = {line.split()[0]: line.split()[1:] for line in out.splitlines()
              if line.split()[:1] in (["add"], ["exp"], ["matmul"], ["sum"])}
     assert len(costs) == 4 and all(float(v) > 0 for pair in costs.values() for v in pair)
+    patterns = [line.rsplit(None, 3) for line in out.splitlines()
+                if line.startswith(("same batch", "decaying rate", "batches X[j:j + 100]",
+                                    "random noise", "RNN forward"))]
+    assert len(patterns) == 5, out   # one cluster a step, nothing compiled after the warm-up
+    assert all(float(ms) > 0 and clusters == "1.00" and compiles == "0"
+               for _, ms, clusters, compiles in patterns), out
 
 
 def test_every_workload_builds_and_peers_agree():
