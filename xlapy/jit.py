@@ -197,6 +197,17 @@ class JitFunction:
             outs = _outputs(results, entry.out_weak)
         return tree_unflatten(entry.out_tree, outs)
 
+    def signature_key(self, args, kwargs) -> tuple | None:
+        """What decides whether two calls share a compile: the dynamic arguments'
+        structure and (shape, dtype, weak type) each, the static values, the x64
+        mode; None inside a trace. (`random._eager` compiles a signature at its
+        second call.)"""
+        dynamic, static = self._split(args, kwargs)
+        leaves, tree = tree_flatten(dynamic)
+        x64 = config.enable_x64.value
+        keys, _ = _keys_and_values(leaves, x64)
+        return None if keys is None else (tree, keys, static, x64)
+
     def _split(self, args, kwargs):
         """(dynamic pytree, static values) of a call."""
         static_nums = {i if i >= 0 else i + len(args) for i in self.static_argnums}

@@ -30,11 +30,10 @@ from xlapy.core.lazy import LazyArray
 from xlapy.core.lazy_call import as_call
 from xlapy.core.lazy_graph import Node, is_ref, refs
 from xlapy.core.lazy_tape import SCALARS as _SCALARS
-from xlapy.core.lazy_tape import noted_arguments
+from xlapy.core.lazy_tape import noted_arguments, signed_zero
 from xlapy.core.trace import as_array, current_trace, with_weak_type
 
 _SIZE = 4096
-_INEXACT = (float, complex, np.inexact)
 _CACHE: OrderedDict[tuple, _Recipe | None] = OrderedDict()
 _MISSING = object()
 
@@ -171,9 +170,8 @@ def _specs(values, arrays: list) -> tuple:
             spelled.append(("N", value.shape, value.dtype))
         elif kind is tuple or kind is list:
             spelled.append((kind, _specs(value, arrays)))
-        elif isinstance(value, _SCALARS):   # (0.0 == -0.0: a zero is spelled with its sign)
-            spelled.append((kind, value) if value or not isinstance(value, _INEXACT)
-                           else (kind, repr(value)))
+        elif isinstance(value, _SCALARS):
+            spelled.append((kind, repr(value)) if signed_zero(value) else (kind, value))
         elif kind is slice and all(type(v) is int or v is None
                                    for v in (value.start, value.stop, value.step)):
             spelled.append((kind, value.start, value.stop, value.step))   # (x[:, :16])

@@ -35,6 +35,12 @@ SCALARS = (bool, int, float, complex, str, type(None), np.dtype, type, np.generi
 """Arguments a replayed call's signature holds by value."""
 
 
+def signed_zero(value) -> bool:
+    """Whether `value` is a floating zero, whose sign a signature must hold
+    (0.0 == -0.0: by value alone, x * 0.0 replayed x * -0.0's recipe)."""
+    return not value and isinstance(value, (float, complex, np.inexact))
+
+
 class NoTape(Exception):
     """The step cannot be taped (a node reads a value computed by an earlier cluster)."""
 
@@ -208,8 +214,7 @@ def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:
                 return None
             checks.append((0, k, a[2], a[3]))
         elif a[0] == "s":
-            zero = not a[2] and isinstance(a[2], (float, complex, np.inexact))
-            checks.append((5, a[1], repr(a[2])) if zero else (2, a[1], a[2]))
+            checks.append((5, a[1], repr(a[2])) if signed_zero(a[2]) else (2, a[1], a[2]))
         elif a[0] == "t":
             checks.append((4, a[1], a[2], a[3]))
         else:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import inspect
 
-from xlapy import config
 from xlapy.core import compile_hook, lazy_state
 from xlapy.core.dtypes import canonicalize_user_dtype
 from xlapy.core.trace import current_trace
@@ -49,16 +48,14 @@ def compiled_when_eager(fn):
             args[dtype_at] = canonicalize_user_dtype(args[dtype_at])
         elif kwargs.get("dtype") is not None:
             kwargs["dtype"] = canonicalize_user_dtype(kwargs["dtype"])
-        key = (config.enable_x64.value,
-               *(_spelled(a, i in static) for i, a in enumerate(args)),
-               *((k, _spelled(v, k in STATIC)) for k, v in sorted(kwargs.items())))
+        if jitted is None:
+            jitted = compile_hook.JIT(fn, static)
+        key = jitted.signature_key(args, kwargs)
         if key not in seen:
             if len(seen) >= SEEN:
                 seen.clear()
             seen.add(key)
             return fn(*args, **kwargs)
-        if jitted is None:
-            jitted = compile_hook.JIT(fn, static)
         return jitted(*args, **kwargs)
 
     seen: set = set()
@@ -67,17 +64,3 @@ def compiled_when_eager(fn):
 
 SEEN = 1024
 """Signatures remembered per function (then forgotten all at once)."""
-
-
-def _spelled(value, static: bool):
-    """What of an argument decides whether a call is one the jit has compiled."""
-    shape = getattr(value, "shape", None)
-    if shape is not None and not static:
-        return (tuple(shape), str(getattr(value, "dtype", "")), getattr(value, "weak_type", None))
-    if static:
-        try:
-            hash(value)
-        except TypeError:
-            return (type(value), id(value))
-        return (type(value), value)
-    return type(value)
