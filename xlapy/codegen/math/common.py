@@ -133,6 +133,10 @@ class Lanes:
         """min(x, bound) keeping NaN."""
         return self.select(self.gt(x, self.c(bound)), self.c(bound), x)
 
+    def min_or_bound(self, x, bound: float):
+        """min(x, bound), NaN giving bound (one x86 minps)."""
+        return self.select(self.lt(x, self.c(bound)), x, self.c(bound))
+
     def max_c(self, x, bound: float):
         """max(x, bound) keeping NaN."""
         return self.select(self.lt(x, self.c(bound)), self.c(bound), x)

@@ -57,10 +57,14 @@ def _exp_unit(v: Lanes, r):
 
 def exp(v: Lanes, x):
     """e^x; overflow gives inf, underflow rounds once through the subnormals to 0.
-    Measured error (every f32 input): 1.02 ULP."""
-    xc = v.max_c(v.min_c(x, 89.0), -104.0)
-    k, r = _reduce(v, xc)
-    return v.scale(_exp_unit(v, r), v.to_int(k))
+    k comes from x clamped to [-104, 89] with NaN taken to 89, so it converts to
+    an integer without a NaN check; r from x clamped below only, so NaN stays NaN
+    and past 89 (+inf included) r >= 0.28, e^r > 1 and the scaling by 2^128
+    overflows to inf. Measured error (every f32 input): 1.02 ULP."""
+    low = v.max_c(x, -104.0)
+    k = v.rint(v.mul(v.min_or_bound(low, 89.0), v.c(INV_LN2)))
+    r = v.madd(k, v.c(-LN2_LO), v.madd(k, v.c(-LN2_HI), low))
+    return v.scale(_exp_unit(v, r), v.b.fptosi(k, v.itype))
 
 
 def expm1(v: Lanes, x):
