@@ -151,6 +151,28 @@ def test_scalars_and_output_fusions_are_not_merged():
     assert kinds == ["kLoop", "kOutput"]
 
 
+def test_a_large_reduction_to_a_few_values_keeps_its_own_kernel():
+    """A loss and its gradient over f32[256,256]: the sum is split between threads
+    only alone, so the two stay two kernels; over f32[16,32] they merge."""
+    program = """\
+  x = f32[{n},{n}] parameter(0)
+  y = f32[{n},{n}] parameter(1)
+  d = f32[{n},{n}] subtract(x, y)
+  dd = f32[{n},{n}] multiply(d, d)
+  zero = f32[] constant(0)
+  loss = f32[] reduce(dd, zero), dimensions={{0,1}}, to_apply=add_f32
+  two = f32[] constant(2)
+  b = f32[{n},{n}] broadcast(two), dimensions={{}}
+  grad = f32[{n},{n}] multiply(d, b)
+  ROOT t = (f32[], f32[{n},{n}]) tuple(loss, grad)"""
+    m, mof = both(module(program.format(n=256)))
+    assert len(fusions(m)) == 2
+    assert any("reduces 65536 elements to 1: it runs alone, split between threads"
+               in r.reason for r in mof.decisions)
+    m, _ = both(module(program.format(n=16)))
+    assert len(fusions(m)) == 1
+
+
 @given(seed=st.integers(0, 2**31 - 1))
 def test_random_programs_keep_their_results(seed):
     text = random_program(seed)

@@ -88,6 +88,11 @@ MAX_REDUCTIONS_IN_FUSION = 5
 """XLA:CPU's kMaxReductionsInFusion."""
 MAX_CONCATENATE_OPERANDS = 8
 """XLA:CPU's kMaxConcatenateArguments: a fused concatenate is a select tree."""
+WHOLE_REDUCTION_OUTPUTS = 64
+WHOLE_REDUCTION_INPUT = 1 << 15
+"""A reduction to at most WHOLE_REDUCTION_OUTPUTS values of an input this big or
+bigger is split between threads by CPU kernels only when it is the fusion's one
+output (backends/cpu/parallel_reduce.py; two threads from 2^15 elements)."""
 SMALL_CONSTANT_BYTES = 1024
 """Constants up to this size may be fused (and copied); larger ones stay one
 read-only buffer (XLA's LiteralCanonicalizer deduplicates literals from 1 KiB)."""
