@@ -477,3 +477,40 @@ def test_multi_output_roots_of_one_shape_share_a_loop_nest(flags, threads):
     donated = xlapy.jit(cell, backend="cpu", donate_argnums=(0,))
     for a, b in zip(donated(x.copy(), y), want):   # an output may take x's buffer
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6)
+
+
+def _merge_heads(z):
+    return xnp.reshape(xnp.transpose(z, (0, 2, 1, 3)), (z.shape[0], z.shape[2], -1))
+
+
+@pytest.mark.parametrize("threads", ["1", "0"])
+@pytest.mark.parametrize("fn", [
+    _merge_heads,                                                 # the operand walked
+    lambda z: (_merge_heads(z) * 2.0, _merge_heads(z) + 1.0),     # two such roots
+    lambda z: (_merge_heads(z), xnp.sum(z, axis=(0, 2))),         # beside a reduction
+    lambda z: xnp.reshape(z * 3.0, (-1, 4)),                      # minor 64 -> 4 stays
+    lambda z: xnp.reshape(z[:1] + 1.0, (64, -1)),                 # one outer row
+])
+def test_a_root_reshape_is_stored_as_its_operand_is_walked(flags, threads, fn):
+    """A loop fusion whose root is a row-major reshape walks the reshape's operand
+    and stores into the output viewed in the operand's shape; results as the
+    interpreter's, in every combination of roots."""
+    flags(f"--xla_cpu_parallelism={threads}")
+    z = np.random.default_rng(3).standard_normal((8, 4, 128, 64)).astype(np.float32)
+    got, want = cpu_and_interpreter(fn, z)
+    for a, b in zip(*(x if isinstance(x, tuple) else (x,) for x in (got, want))):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-4)
+
+
+def test_merging_heads_back_reads_without_dividing_the_index():
+    """transpose(x, (0, 2, 1, 3)) reshaped to [b, s, h*d] (attention's heads merged
+    back): walked in the output's index space, each element's source was found
+    by dividing the index by d, which kept the loop from vectorising."""
+    from xlapy.backends.cpu import compiler
+    from xlapy.backends.cpu.options import CompileOptions
+
+    z = np.ones((8, 4, 128, 64), np.float32)
+    module = xlapy.jit(_merge_heads).lower(z).module
+    options = CompileOptions.from_flags()
+    text = str(compiler.generate(compiler.prepare(module, options, ""), options).llmod)
+    assert " udiv " not in text and " urem " not in text

@@ -331,20 +331,20 @@ class Codegen:
         else:
             roots = [instruction]
         g = Generator(KernelContext(self, b), Scope(b), k.arrays)
-        targets = group_leaves(roots, out_arrays)
+        pairs = _unreshaped(list(zip(roots, group_leaves(roots, out_arrays))), b)
+        nests = [out[0] if isinstance(out, list) else out for _, out in pairs]
         tiled = _transposes(instruction)
-        extents = {outer_extent(a.shape) for a in out_arrays}
+        extents = {outer_extent(a.shape) for a in nests}
         splittable = len(extents) == 1 and all(a.shape.rank > 0 for a in out_arrays)
         if splittable:   # roots of one shape and layout share a nest (and their values)
-            for group in _same_shape_groups(list(zip(roots, targets))):
+            for group in _same_shape_groups(pairs):
                 emit_nest(g, *group[0], begin, end, tiled, also=tuple(group[1:]))
         else:   # outputs of different extents: one call does everything
-            for root, out in zip(roots, targets):
-                first = out[0] if isinstance(out, list) else out
+            for (root, out), first in zip(pairs, nests):
                 emit_nest(g, root, out, ir.Constant(T.I64, 0),
                           ir.Constant(T.I64, outer_extent(first.shape)), tiled)
         b.ret_void()
-        n = outer_extent(out_arrays[0].shape) if splittable else 1
+        n = extents.pop() if splittable else 1
         work = sum(a.shape.element_count for a in out_arrays) * work_per_element(instruction)
         self.call_kernel(k.fn, k.slices, n, work)
 
@@ -484,6 +484,40 @@ def _reads_per_element(instruction: HloInstruction) -> int:
 
 def symbol_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+
+
+MIN_UNRESHAPED_MINOR = 16
+"""A root reshape's operand is iterated instead when its minor dimension is at least
+this long (a vector's width of f32 on AVX-512): the inner loop stays long."""
+
+
+def _unreshaped(pairs: list, b: ir.IRBuilder) -> list:
+    """(root, output) pairs with each root reshape of row-major shapes replaced by its
+    operand, stored into the output viewed in the operand's shape (the same bytes in
+    the same order). Walking the output's index space, a reshape splitting the minor
+    dimension reads its operand at j // d, j % d: attention's heads merged back,
+    transpose(x, (0, 2, 1, 3)) reshaped to [b, s, h*d], ran element by element
+    (56 us for f32[8,4,128,64], 23 without the reshape). Kept when the operands'
+    outer dimensions would give the threads less to split."""
+    changed = []
+    for root, out in pairs:
+        operand = root.operands[0] if root.opcode is Op.RESHAPE else None
+        if operand is None or isinstance(out, list) or not operand.shape.is_array or \
+                operand.shape.rank == 0 or not _row_major(operand.shape) or \
+                not _row_major(out.shape) or \
+                operand.shape.dimensions[-1] < MIN_UNRESHAPED_MINOR:
+            changed.append((root, out))
+            continue
+        changed.append((operand, IrArray(b, out.ptr, operand.shape)))
+    before = {outer_extent(o.shape) for _, o in pairs if not isinstance(o, list)}
+    after = {outer_extent(o.shape) for _, o in changed if not isinstance(o, list)}
+    if len(after) > len(before) or min(after, default=0) < min(min(before, default=0), 16):
+        return pairs
+    return changed
+
+
+def _row_major(shape) -> bool:
+    return list(minor_to_major(shape)) == list(range(shape.rank - 1, -1, -1))
 
 
 def _same_shape_groups(pairs: list) -> list[list]:
