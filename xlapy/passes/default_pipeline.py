@@ -33,6 +33,7 @@ from xlapy.passes.layout_agreement import LayoutAgreement
 from xlapy.passes.multi_output_fusion import MultiOutputFusion
 from xlapy.passes.pass_interface import Pass
 from xlapy.passes.pipeline import FixedPoint, Pipeline, RunOptions
+from xlapy.passes.reduction_splitter import ReductionSplitter
 from xlapy.passes.scheduler import HloMemoryScheduler
 from xlapy.passes.topk_decomposer import TopkDecomposer
 from xlapy.passes.tuple_simplifier import TupleSimplifier
@@ -52,6 +53,7 @@ def default_pipeline(extra_passes: Iterable[Pass] = ()) -> Pipeline:
             TupleSimplifier(),
             HloDCE(),
         ]),
+        ReductionSplitter(),        # reduced dims not adjacent: two row/column reductions
         InstructionFusion(),
         MultiOutputFusion(),
         HloCSE(),                   # merging fusions can leave twin producers inside one
@@ -74,6 +76,8 @@ PASS_REGISTRY: dict[str, tuple[Callable[[], list[Pass]], str]] = {
     "tuple-simplifier": (lambda: [TupleSimplifier()],
                          "forward tuple elements to their readers"),
     "algsimp": (lambda: [AlgebraicSimplifier()], "algebraic simplification"),
+    "reduction-splitter": (lambda: [ReductionSplitter()],
+                           "a reduction over dims not adjacent as two reductions"),
     "fusion": (lambda: [InstructionFusion()], "producer-consumer fusion"),
     "flatten-call-graph": (lambda: [FlattenCallGraph()],
                            "a copy of each loop body/branch per call site"),

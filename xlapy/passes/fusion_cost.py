@@ -88,11 +88,10 @@ MAX_REDUCTIONS_IN_FUSION = 5
 """XLA:CPU's kMaxReductionsInFusion."""
 MAX_CONCATENATE_OPERANDS = 8
 """XLA:CPU's kMaxConcatenateArguments: a fused concatenate is a select tree."""
-WHOLE_REDUCTION_OUTPUTS = 64
 WHOLE_REDUCTION_INPUT = 1 << 15
-"""A reduction to at most WHOLE_REDUCTION_OUTPUTS values of an input this big or
-bigger is split between threads by CPU kernels only when it is the fusion's one
-output (backends/cpu/parallel_reduce.py; two threads from 2^15 elements)."""
+"""A reduction of a whole array this big or bigger to one value is split between
+threads by CPU kernels only when it is the fusion's one output
+(backends/cpu/parallel_reduce.py; two threads from 2^15 elements)."""
 SMALL_CONSTANT_BYTES = 1024
 """Constants up to this size may be fused (and copied); larger ones stay one
 read-only buffer (XLA's LiteralCanonicalizer deduplicates literals from 1 KiB)."""
@@ -312,6 +311,12 @@ def _heroes(producer: HloInstruction, consumer: HloInstruction, use: OperandUse,
             return f"{consumer.name} holds a {hero.opcode.value} hero; a reduction does not " \
                    "join an output fusion"
     if producer.opcode is Op.REDUCE:
+        reduce = _hero_of(consumer, INPUT_HEROES)
+        if reduce is not None and reduce.opcode is Op.REDUCE and \
+                _feeds(consumer, producer, reduce):
+            return f"{producer.name} is what {reduce.name} reduces: each keeps the kernel " \
+                   "its own dimensions give it (a reduction computed per element of another " \
+                   "walks its input with strides)"
         return _reduction(producer, consumer, use, options)
     return None
 
