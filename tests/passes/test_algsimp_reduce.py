@@ -131,6 +131,26 @@ CASES = [
   p = s32[2,3,4] parameter(0)
   z = s32[] constant(0)
   ROOT r = s32[2] reduce(p, z), dimensions={1,2}, to_apply=add_s32"""),
+    ("reduce_reshape", """
+  p = s32[2,3,4,5] parameter(0)
+  z = s32[] constant(0)
+  rs = s32[2,3,20] reshape(p)
+  ROOT r = s32[20] reduce(rs, z), dimensions={0,1}, to_apply=add_s32""", """
+  p = s32[2,3,4,5] parameter(0)
+  z = s32[] constant(0)
+  q0 = s32[4,5] reduce(p, z), dimensions={0,1}, to_apply=add_s32
+  ROOT r = s32[20] reshape(q0)"""),
+    ("reduce_reshape_of_merged_heads", """
+  p = s32[2,4,3,5] parameter(0)
+  z = s32[] constant(0)
+  t = s32[2,3,4,5] transpose(p), dimensions={0,2,1,3}
+  rs = s32[2,3,20] reshape(t)
+  ROOT r = s32[20] reduce(rs, z), dimensions={0,1}, to_apply=add_s32""", """
+  p = s32[2,4,3,5] parameter(0)
+  t = s32[2,3,4,5] transpose(p), dimensions={0,2,1,3}
+  z = s32[] constant(0)
+  q0 = s32[4,5] reduce(t, z), dimensions={0,1}, to_apply=add_s32
+  ROOT r = s32[20] reshape(q0)"""),     # (reduce_transpose takes it on next round)
 ]
 
 
@@ -212,3 +232,27 @@ def test_reduce_elementwise_keeps_a_non_identity_init():
         "reordering_transpose", "non_associative_reducer"])
 def test_rule_does_not_apply(body):
     check_unchanged(module(body))
+
+
+def test_reduce_reshape_keeps_a_reshape_mixing_reduced_and_kept_dims():
+    """[6,4] -> [4,6] mixes every dimension: the sums over its rows are not sums over
+    any dimensions of the operand."""
+    check_unchanged(module("""
+  p = f32[6,4] parameter(0)
+  z = f32[] constant(0)
+  rs = f32[4,6] reshape(p)
+  ROOT r = f32[6] reduce(rs, z), dimensions={0}, to_apply=add_f32"""))
+
+
+def test_reduce_reshape_float_sums_are_close():
+    check(module("""
+  p = f32[4,2,8,16] parameter(0)
+  z = f32[] constant(0)
+  t = f32[4,8,2,16] transpose(p), dimensions={0,2,1,3}
+  rs = f32[4,8,32] reshape(t)
+  ROOT r = f32[32] reduce(rs, z), dimensions={0,1}, to_apply=add_f32"""), module("""
+  p = f32[4,2,8,16] parameter(0)
+  t = f32[4,8,2,16] transpose(p), dimensions={0,2,1,3}
+  z = f32[] constant(0)
+  q0 = f32[2,16] reduce(t, z), dimensions={0,1}, to_apply=add_f32
+  ROOT r = f32[32] reshape(q0)"""), rtol=1e-5)

@@ -18,6 +18,7 @@ import math
 
 from xlapy.hlo.ir import HloInstruction
 from xlapy.hlo.opcode import Opcode
+from xlapy.hlo.shape import Shape
 from xlapy.passes.algsimp_core import Rewriter, Rule, is_identity, scalar_binary_op
 
 Op = Opcode
@@ -141,6 +142,66 @@ def reduce_transpose(reduce: HloInstruction, b: Rewriter) -> HloInstruction | No
                  to_apply=reduce.attrs["to_apply"])
 
 
+def reshape_groups(source: tuple, target: tuple) -> list[tuple[list, list]] | None:
+    """A row-major reshape as (source dims, target dims) groups of equal product, in
+    order, each as small as it can be; None when a dimension of 1 or a product that
+    never matches leaves the grouping unclear."""
+    if 1 in source or 1 in target:
+        return None
+    result, i, j = [], 0, 0
+    while i < len(source) and j < len(target):
+        a, b = [i], [j]
+        pa, pb = source[i], target[j]
+        while pa != pb:
+            if pa < pb:
+                i += 1
+                if i == len(source):
+                    return None
+                a.append(i)
+                pa *= source[i]
+            else:
+                j += 1
+                if j == len(target):
+                    return None
+                b.append(j)
+                pb *= target[j]
+        result.append((a, b))
+        i, j = i + 1, j + 1
+    return result if i == len(source) and j == len(target) else None
+
+
+def reduce_reshape(reduce: HloInstruction, b: Rewriter) -> HloInstruction | None:
+    """Reduce the reshape's operand when the reshape only splits or merges reduced
+    dims among themselves and kept dims among themselves: the elements each result
+    combines are the same (heads merged back, [b, s, h, d] -> [b, s, h*d], then
+    summed over b and s: the sum over b and s of [b, s, h, d], whose transpose the
+    next rule then sees)."""
+    reshape, init = reduce.operands[:2]
+    reducer = scalar_binary_op(reduce.attrs["to_apply"])
+    if not _single(reduce) or reshape.opcode is not Op.RESHAPE:
+        return None
+    if reducer is None or reducer[0] not in _ASSOCIATIVE:
+        return None
+    y = reshape.operands[0]
+    found = reshape_groups(y.shape.dimensions, reshape.shape.dimensions)
+    if found is None:
+        return None
+    reduced = set(reduce.attrs["dimensions"])
+    dims = []
+    for source, target in found:
+        hit = [d in reduced for d in target]
+        if any(hit) != all(hit):
+            return None
+        if hit[0]:
+            dims.extend(source)
+    kept = [y.shape.dimensions[d] for d in range(y.shape.rank) if d not in dims]
+    if len(kept) == reduce.shape.rank:      # nothing split or merged among the kept dims:
+        return None                         # the reshape only moved reduced ones (no gain)
+    inner = b.add(Op.REDUCE, [y, init], Shape.array(reduce.shape.element_type, kept),
+                  dimensions=tuple(dims), to_apply=reduce.attrs["to_apply"])
+    return b.reshape(inner, reduce.shape)
+
+
 RULES: dict[Opcode, tuple[Rule, ...]] = {
     Op.REDUCE: (
         reduce_empty,                      # reduce([], init) -> broadcast(init)
@@ -149,6 +210,7 @@ RULES: dict[Opcode, tuple[Rule, ...]] = {
         reduce_broadcast_idempotent,       # max(broadcast(x)) over new dims -> max(init, x)
         reduce_reduce,                     # reduce(reduce(x, d1), d2) -> reduce(x, d1 + d2)
         reduce_transpose,                  # reduce(transpose(x), d) -> reduce(x, perm(d))
+        reduce_reshape,                    # reduce(reshape(x)) -> reshape(reduce(x)) by groups
     ),
 }
 """Reduce rewrites, tried in order."""
