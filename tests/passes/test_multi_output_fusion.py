@@ -151,7 +151,7 @@ def test_scalars_and_output_fusions_are_not_merged():
     assert kinds == ["kLoop", "kOutput"]
 
 
-def test_a_large_reduction_to_a_few_values_keeps_its_own_kernel():
+def test_a_large_reduction_to_one_value_keeps_its_own_kernel():
     """A loss and its gradient over f32[256,256]: the sum is split between threads
     only alone, so the two stay two kernels; over f32[16,32] they merge."""
     program = """\
@@ -167,7 +167,7 @@ def test_a_large_reduction_to_a_few_values_keeps_its_own_kernel():
   ROOT t = (f32[], f32[{n},{n}]) tuple(loss, grad)"""
     m, mof = both(module(program.format(n=256)))
     assert len(fusions(m)) == 2
-    assert any("reduces 65536 elements to 1: it runs alone, split between threads"
+    assert any("reduces all 65536 elements: it runs alone, split between threads"
                in r.reason for r in mof.decisions)
     m, _ = both(module(program.format(n=16)))
     assert len(fusions(m)) == 1

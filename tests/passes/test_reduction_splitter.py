@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import xlapy
-from tests.passes.test_fusion import fusions, module, random_inputs, reasons
+from tests.passes.test_fusion import module, random_inputs, reasons
 from xlapy.hlo import Opcode, parse, verify
 from xlapy.passes.fusion import InstructionFusion
 from xlapy.passes.reduction_splitter import ReductionSplitter, groups

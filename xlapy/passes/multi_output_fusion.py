@@ -40,7 +40,6 @@ from xlapy.passes.fusion_cost import (
     MAX_OPERANDS_AND_OUTPUTS,
     MAX_REDUCTIONS_IN_FUSION,
     WHOLE_REDUCTION_INPUT,
-    WHOLE_REDUCTION_OUTPUTS,
     FusionDecision,
     FusionRecord,
     consumer_uses,
@@ -247,15 +246,16 @@ def _profile(instruction: HloInstruction) -> _Profile:
 
 def _whole_reduction(inside: list) -> str | None:
     """Why a reduce of `inside` must keep a kernel of its own, or None. A large
-    reduction to a few values is split between threads only alone; merged with
+    array reduced to one value is split between threads only alone; merged with
     anything it would run on one thread (a squared-error loss over f32[8,128,256]
-    and its gradient: 149 us in one kernel, 58 in two)."""
+    and its gradient: 149 us in one kernel, 58 in two; two sums of it 73 and 34).
+    Column reductions to a few values merge: their kernel handles both kinds of
+    root (backends/cpu/column_reduce.py)."""
     for i in inside:
-        if i.opcode is Opcode.REDUCE and i.shape.is_array and \
-                i.shape.element_count <= WHOLE_REDUCTION_OUTPUTS and \
-                i.operands[0].shape.element_count >= WHOLE_REDUCTION_INPUT:
-            return f"{i.name} reduces {i.operands[0].shape.element_count} elements to " \
-                   f"{i.shape.element_count}: it runs alone, split between threads"
+        if i.opcode is Opcode.REDUCE and i.shape.is_array and i.shape.element_count == 1 \
+                and i.operands[0].shape.element_count >= WHOLE_REDUCTION_INPUT:
+            return f"{i.name} reduces all {i.operands[0].shape.element_count} elements: " \
+                   "it runs alone, split between threads"
     return None
 
 

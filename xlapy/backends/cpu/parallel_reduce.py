@@ -37,9 +37,8 @@ from xlapy.codegen.scope import Scope
 from xlapy.hlo.dtypes import PrimitiveType as P
 from xlapy.hlo.opcode import Opcode as Op
 from xlapy.hlo.shape import Shape
-from xlapy.passes.fusion_cost import WHOLE_REDUCTION_OUTPUTS
 
-MAX_OUTPUTS = WHOLE_REDUCTION_OUTPUTS
+MAX_OUTPUTS = 64
 STREAMING_BYTES = 16 << 20
 """Input bytes past which a reduction streams from memory: 2^20 floats in each of three
 inputs (12 MiB) ran as fast with either count, 2^18 (3 MiB, in L2) 10% slower with one."""
