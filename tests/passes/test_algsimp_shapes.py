@@ -95,6 +95,27 @@ CASES = [
   ROOT r = s32[3] get-tuple-element(t), index=1""", """
   p = f32[2] parameter(0)
   ROOT q = s32[3] parameter(1)"""),
+    ("sink_broadcast", """
+  p = f32[4] parameter(0)
+  one = f32[] constant(1)
+  bo = f32[4,8] broadcast(one), dimensions={}
+  bp = f32[4,8] broadcast(p), dimensions={0}
+  ROOT r = f32[4,8] divide(bo, bp)""", """
+  p = f32[4] parameter(0)
+  one = f32[] constant(1)
+  bo = f32[4] broadcast(one), dimensions={}
+  d = f32[4] divide(bo, p)
+  ROOT r = f32[4,8] broadcast(d), dimensions={0}"""),
+    ("sink_broadcast_compare", """
+  p = f32[3] parameter(0)
+  q = f32[3] parameter(1)
+  bp = f32[3,5] broadcast(p), dimensions={0}
+  bq = f32[3,5] broadcast(q), dimensions={0}
+  ROOT r = pred[3,5] compare(bp, bq), direction=LT""", """
+  p = f32[3] parameter(0)
+  q = f32[3] parameter(1)
+  c = pred[3] compare(p, q), direction=LT
+  ROOT r = pred[3,5] broadcast(c), dimensions={0}"""),
 ]
 
 
@@ -133,7 +154,20 @@ def test_constant_uniform_tells_signed_zeros_apart():
   p = s32[3] parameter(0)
   c = s32[3] constant({1, 2, 3})
   ROOT r = s32[3] add(p, c)""",
-], ids=["real_transpose", "transposing_broadcast", "root_copy", "layout_copy", "iota_constant"])
+    # Broadcasts of one shape by different dims: no smaller op computes it.
+    """
+  p = f32[4] parameter(0)
+  a = f32[4,4] broadcast(p), dimensions={0}
+  b = f32[4,4] broadcast(p), dimensions={1}
+  ROOT r = f32[4,4] add(a, b)""",
+    # One operand is not a broadcast.
+    """
+  p = f32[4] parameter(0)
+  q = f32[4,8] parameter(1)
+  a = f32[4,8] broadcast(p), dimensions={0}
+  ROOT r = f32[4,8] add(a, q)""",
+], ids=["real_transpose", "transposing_broadcast", "root_copy", "layout_copy", "iota_constant",
+        "broadcasts_by_other_dims", "not_all_broadcasts"])
 def test_rule_does_not_apply(body):
     check_unchanged(hlo(body))
 

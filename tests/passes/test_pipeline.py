@@ -171,7 +171,7 @@ def test_the_default_pipeline_reads_like_xlas():
     assert pipeline.name == "optimization"
     names = [p.name for p in pipeline.passes]
     assert names == ["defuser", "topk-decomposer", "call-inliner", "dce", "simplification",
-                     "fusion", "multi_output_fusion", "cse", "layout-agreement", "dce",
+                     "reduction-splitter", "fusion", "multi_output_fusion", "cse", "layout-agreement", "dce",
                      "flatten-call-graph", "hlo-memory-scheduler"]
     simplification = pipeline.passes[4]
     assert isinstance(simplification, FixedPoint)
@@ -184,7 +184,7 @@ def test_the_default_pipeline_reads_like_xlas():
 def test_default_pipeline_reads_like_a_table_of_contents():
     names = [p.name for p in default_pipeline().passes]
     assert names[:5] == ["defuser", "topk-decomposer", "call-inliner", "dce", "simplification"]
-    assert names[5:7] == ["fusion", "multi_output_fusion"]
+    assert names[5:8] == ["reduction-splitter", "fusion", "multi_output_fusion"]
     assert [p.name for p in make_passes(["algsimp", "dce"])] == ["algsimp", "dce"]
 
 

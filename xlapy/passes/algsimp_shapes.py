@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from xlapy.hlo.ir import HloInstruction
-from xlapy.hlo.opcode import Opcode
+from xlapy.hlo.opcode import ELEMENTWISE, Opcode
+from xlapy.hlo.shape import Shape
 from xlapy.passes.algsimp_core import Rewriter, Rule
 
 Op = Opcode
@@ -139,6 +140,41 @@ def get_tuple_element_of_tuple(op: HloInstruction, b: Rewriter) -> HloInstructio
     return x.operands[op.attrs["index"]] if x.opcode is Op.TUPLE else None
 
 
+# -- elementwise ops of broadcasts ----------------------------------------------------------
+def sink_broadcast(op: HloInstruction, b: Rewriter) -> HloInstruction | None:
+    """op(broadcast(x, d), broadcast(s)...) -> broadcast(op(x, s...), d): every operand a
+    broadcast, of one array x's shape by the same dims or of scalars, so the op is
+    computed once per element of x (XLA's TryToSinkBroadcastAfterOpWithUnique-
+    NonScalarOperand). A layer norm's backward divides 1 by the broadcast row
+    deviation: per row, not per element, and no row-constant array is stored."""
+    if op.opcode not in ELEMENTWISE or not op.operands or not op.shape.is_array:
+        return None
+    common = None
+    for operand in op.operands:
+        if operand.opcode is not Op.BROADCAST:
+            return None
+        source = operand.operands[0]
+        if source.shape.rank == 0:
+            continue
+        key = (source.shape.dimensions, tuple(operand.attrs["dimensions"]))
+        if common is not None and common != key:
+            return None
+        common = key
+    if common is None:
+        return None
+    dims, placed = common
+    small = Shape.array(op.shape.element_type, dims)
+    if small.element_count == op.shape.element_count:
+        return None                         # only moves dims: nothing computed fewer times
+    operands = []
+    for operand in op.operands:
+        source = operand.operands[0]
+        operands.append(source if source.shape.rank else b.broadcast(
+            source, Shape.array(source.shape.element_type, dims), ()))
+    attrs = {k: v for k, v in op.attrs.items() if k != "metadata"}
+    return b.broadcast(b.add(op.opcode, operands, small, **attrs), op.shape, placed)
+
+
 RULES: dict[Opcode, tuple[Rule, ...]] = {
     Op.RESHAPE: (
         reshape_noop,                      # reshape<S>(x: S) -> x
@@ -170,3 +206,5 @@ RULES: dict[Opcode, tuple[Rule, ...]] = {
     ),
 }
 """Shape-plumbing rewrites by opcode, tried in order."""
+for _opcode in ELEMENTWISE:
+    RULES[_opcode] = RULES.get(_opcode, ()) + (sink_broadcast,)   # op(broadcasts) -> broadcast(op)
