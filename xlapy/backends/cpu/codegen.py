@@ -35,6 +35,7 @@ from xlapy.backends.cpu.options import CpuOptions
 from xlapy.backends.cpu.parallel_reduce import emit_parallel_reduction
 from xlapy.backends.cpu.profiling import ProfileCounters
 from xlapy.backends.cpu.special_kernels import emit_special
+from xlapy.backends.cpu.thread_pool import CHUNKS_PER_THREAD
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.constants import literal_bytes
 from xlapy.codegen.elemental import FAST_MATH, MISCOMPILED
@@ -331,7 +332,8 @@ class Codegen:
         else:
             roots = [instruction]
         g = Generator(KernelContext(self, b), Scope(b), k.arrays)
-        pairs = _unreshaped(list(zip(roots, group_leaves(roots, out_arrays))), b)
+        pairs = _unreshaped(list(zip(roots, group_leaves(roots, out_arrays))), b,
+                            self.options.threads * CHUNKS_PER_THREAD)
         nests = [out[0] if isinstance(out, list) else out for _, out in pairs]
         tiled = _transposes(instruction)
         extents = {outer_extent(a.shape) for a in nests}
@@ -491,14 +493,15 @@ MIN_UNRESHAPED_MINOR = 16
 this long (a vector's width of f32 on AVX-512): the inner loop stays long."""
 
 
-def _unreshaped(pairs: list, b: ir.IRBuilder) -> list:
+def _unreshaped(pairs: list, b: ir.IRBuilder, chunks: int) -> list:
     """(root, output) pairs with each root reshape of row-major shapes replaced by its
     operand, stored into the output viewed in the operand's shape (the same bytes in
     the same order). Walking the output's index space, a reshape splitting the minor
     dimension reads its operand at j // d, j % d: attention's heads merged back,
     transpose(x, (0, 2, 1, 3)) reshaped to [b, s, h*d], ran element by element
-    (56 us for f32[8,4,128,64], 23 without the reshape). Kept when the operands'
-    outer dimensions would give the threads less to split."""
+    (56 us for f32[8,4,128,64], 23 without the reshape). Kept where the operands'
+    outer dimension would give the threads fewer than `chunks` pieces that the
+    outputs' gave them."""
     changed = []
     for root, out in pairs:
         operand = root.operands[0] if root.opcode is Op.RESHAPE else None
@@ -511,7 +514,7 @@ def _unreshaped(pairs: list, b: ir.IRBuilder) -> list:
         changed.append((operand, IrArray(b, out.ptr, operand.shape)))
     before = {outer_extent(o.shape) for _, o in pairs if not isinstance(o, list)}
     after = {outer_extent(o.shape) for _, o in changed if not isinstance(o, list)}
-    if len(after) > len(before) or min(after, default=0) < min(min(before, default=0), 16):
+    if len(after) > len(before) or min(after, default=0) < min(min(before, default=0), chunks):
         return pairs
     return changed
 
