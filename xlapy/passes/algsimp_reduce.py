@@ -124,13 +124,18 @@ def reduce_reduce(reduce: HloInstruction, b: Rewriter) -> HloInstruction | None:
                  to_apply=reduce.attrs["to_apply"])
 
 
+def _reorderable(reduce: HloInstruction, operand: Opcode) -> bool:
+    """A single reduce of an `operand` op whose reducer may visit the elements in
+    any order (associative and commutative)."""
+    reducer = scalar_binary_op(reduce.attrs["to_apply"])
+    return _single(reduce) and reduce.operands[0].opcode is operand and \
+        reducer is not None and reducer[0] in _ASSOCIATIVE
+
+
 def reduce_transpose(reduce: HloInstruction, b: Rewriter) -> HloInstruction | None:
     """Reduce the transpose's operand instead when the kept dims keep their order."""
     transpose, init = reduce.operands[:2]
-    reducer = scalar_binary_op(reduce.attrs["to_apply"])
-    if not _single(reduce) or transpose.opcode is not Op.TRANSPOSE:
-        return None
-    if reducer is None or reducer[0] not in _ASSOCIATIVE:
+    if not _reorderable(reduce, Op.TRANSPOSE):
         return None
     permutation = transpose.attrs["dimensions"]
     reduced = reduce.attrs["dimensions"]
@@ -177,10 +182,7 @@ def reduce_reshape(reduce: HloInstruction, b: Rewriter) -> HloInstruction | None
     summed over b and s: the sum over b and s of [b, s, h, d], whose transpose the
     next rule then sees)."""
     reshape, init = reduce.operands[:2]
-    reducer = scalar_binary_op(reduce.attrs["to_apply"])
-    if not _single(reduce) or reshape.opcode is not Op.RESHAPE:
-        return None
-    if reducer is None or reducer[0] not in _ASSOCIATIVE:
+    if not _reorderable(reduce, Op.RESHAPE):
         return None
     y = reshape.operands[0]
     found = reshape_groups(y.shape.dimensions, reshape.shape.dimensions)

@@ -36,12 +36,9 @@ class ReductionSplitter(Pass):
 
     def run(self, module: HloModule) -> bool:
         names = NameUniquer(module)
-        changed = False
-        for computation in list(module.computations):
-            for instruction in list(computation.instructions):
-                if instruction.opcode is Opcode.REDUCE:
-                    changed |= _split(computation, instruction, names)
-        return changed
+        reduces = [(c, i) for c in module.computations for i in c.instructions
+                   if i.opcode is Opcode.REDUCE]
+        return any([_split(c, i, names) for c, i in reduces])   # (every one, not the first)
 
 
 def _major_to_minor(shape: Shape) -> list[int]:
