@@ -231,7 +231,7 @@ class _Profile:
     outputs: int
     expensive: bool
     whole: str | None
-    """Why its reduction must stay alone (it reduces nearly the whole array), or None."""
+    """Why its reduction must stay alone (it reduces a whole large array), or None."""
 
 
 def _profile(instruction: HloInstruction) -> _Profile:
