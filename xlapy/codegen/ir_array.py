@@ -14,6 +14,10 @@ def minor_to_major(shape: Shape) -> tuple[int, ...]:
     return layout.minor_to_major
 
 
+def is_row_major(shape: Shape) -> bool:
+    return list(minor_to_major(shape)) == list(range(shape.rank - 1, -1, -1))
+
+
 def strides(shape: Shape) -> list[int]:
     """Element strides per logical dimension for the shape's layout."""
     result = [0] * shape.rank

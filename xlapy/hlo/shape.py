@@ -97,6 +97,13 @@ class Shape:
     def element_count(self) -> int:
         return math.prod(self.dimensions)
 
+    def major_to_minor(self) -> list[int]:
+        """Dimensions from slowest- to fastest-varying in memory (row-major without a
+        layout, or with one that does not cover every dimension)."""
+        if self.layout is None or len(self.layout.minor_to_major) != self.rank:
+            return list(range(self.rank))
+        return list(reversed(self.layout.minor_to_major))
+
     @property
     def dtype(self):
         """The NumPy dtype of an array shape's elements."""

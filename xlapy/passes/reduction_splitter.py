@@ -18,6 +18,8 @@ runs after the simplification group). Inputs under `MIN_ELEMENTS` are left alone
 
 from __future__ import annotations
 
+import math
+
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
 from xlapy.hlo.mutation import NameUniquer, replace_uses
 from xlapy.hlo.opcode import Opcode
@@ -41,17 +43,11 @@ class ReductionSplitter(Pass):
         return any([_split(c, i, names) for c, i in reduces])   # (every one, not the first)
 
 
-def _major_to_minor(shape: Shape) -> list[int]:
-    if shape.layout is None:
-        return list(range(shape.rank))
-    return list(reversed(shape.layout.minor_to_major))
-
-
 def groups(shape: Shape, reduced) -> list[list[int]]:
     """The reduced dimensions in runs adjacent in memory (major to minor)."""
     runs: list[list[int]] = []
     previous = None
-    for position, dim in enumerate(_major_to_minor(shape)):
+    for position, dim in enumerate(shape.major_to_minor()):
         if dim not in reduced:
             continue
         if previous is not None and position == previous + 1:
@@ -98,7 +94,4 @@ def _split(computation: HloComputation, reduce: HloInstruction, names: NameUniqu
 
 
 def _size(shape: Shape, dims) -> int:
-    size = 1
-    for d in dims:
-        size *= shape.dimensions[d]
-    return size
+    return math.prod(shape.dimensions[d] for d in dims)

@@ -86,17 +86,10 @@ def _reverse_vjp(node, ct):
 
 
 # -- bitcast: a reshape, or a permutation of elements when layouts differ ------------------
-def _major_to_minor(shape: Shape) -> list[int]:
-    """Dimensions from slowest to fastest in memory (row-major without a layout)."""
-    if shape.layout is None or len(shape.layout.minor_to_major) != shape.rank:
-        return list(range(shape.rank))
-    return list(reversed(shape.layout.minor_to_major))
-
-
 def _bitcast_moves(x, source: Shape, target: Shape):
     """What bitcast does to an `source`-shaped value, as transpose/reshape/transpose:
     read `x` in `source`'s memory order, lay it out in `target`'s."""
-    src, dst = _major_to_minor(source), _major_to_minor(target)
+    src, dst = source.major_to_minor(), target.major_to_minor()
     physical = lax.reshape(lax.transpose(x, src), [target.dimensions[d] for d in dst])
     return lax.transpose(physical, tuple(int(i) for i in np.argsort(dst)))
 

@@ -41,7 +41,7 @@ from xlapy.codegen.constants import literal_bytes
 from xlapy.codegen.elemental import FAST_MATH, MISCOMPILED
 from xlapy.codegen.generator import Generator
 from xlapy.codegen.intrinsics import intrinsic
-from xlapy.codegen.ir_array import IrArray, minor_to_major
+from xlapy.codegen.ir_array import IrArray, is_row_major, minor_to_major
 from xlapy.codegen.loop_nest import emit_nest, group_leaves, kernel_function, outer_extent
 from xlapy.codegen.scope import Scope
 from xlapy.errors import CompileError
@@ -506,8 +506,8 @@ def _unreshaped(pairs: list, b: ir.IRBuilder, chunks: int) -> list:
     for root, out in pairs:
         operand = root.operands[0] if root.opcode is Op.RESHAPE else None
         if operand is None or isinstance(out, list) or not operand.shape.is_array or \
-                operand.shape.rank == 0 or not _row_major(operand.shape) or \
-                not _row_major(out.shape) or \
+                operand.shape.rank == 0 or not is_row_major(operand.shape) or \
+                not is_row_major(out.shape) or \
                 operand.shape.dimensions[-1] < MIN_UNRESHAPED_MINOR:
             changed.append((root, out))
             continue
@@ -517,10 +517,6 @@ def _unreshaped(pairs: list, b: ir.IRBuilder, chunks: int) -> list:
     if len(after) > len(before) or min(after, default=0) < min(min(before, default=0), chunks):
         return pairs
     return changed
-
-
-def _row_major(shape) -> bool:
-    return list(minor_to_major(shape)) == list(range(shape.rank - 1, -1, -1))
 
 
 def _same_shape_groups(pairs: list) -> list[list]:

@@ -41,7 +41,7 @@ import llvmlite.ir as ir
 from xlapy.backends.cpu import codegen
 from xlapy.codegen import ir_types as T
 from xlapy.codegen.generator import Generator
-from xlapy.codegen.ir_array import IrArray, minor_to_major
+from xlapy.codegen.ir_array import IrArray, is_row_major
 from xlapy.codegen.reduce_generator import add_compensated, combine
 from xlapy.codegen.scalar_computation import simple_reducer
 from xlapy.codegen.scope import Ix, Scope
@@ -75,10 +75,6 @@ class _Plan:
     """Every reduce of the kernel: roots, and those only an epilogue reads."""
 
 
-def _row_major(shape: Shape) -> bool:
-    return list(minor_to_major(shape)) == list(range(shape.rank - 1, -1, -1))
-
-
 def _plan(instruction) -> _Plan | None:
     """The plan when `instruction` (a reduce, or a fusion) reduces the same major
     dims of one shape, its roots being those reduces, elementwise values of that
@@ -86,7 +82,7 @@ def _plan(instruction) -> _Plan | None:
     variance's scaling); else None."""
     if instruction.opcode is Op.REDUCE:
         roots, inside, users = [instruction], [instruction], {}
-        if not _row_major(instruction.operands[0].shape):
+        if not is_row_major(instruction.operands[0].shape):
             return None
     elif instruction.opcode is Op.FUSION:
         computation = instruction.attr("calls")
@@ -96,7 +92,7 @@ def _plan(instruction) -> _Plan | None:
     else:
         return None
     reduces = [i for i in inside if i.opcode is Op.REDUCE]
-    if not reduces or any(r.shape.is_tuple or not _row_major(r.shape) for r in roots):
+    if not reduces or any(r.shape.is_tuple or not is_row_major(r.shape) for r in roots):
         return None
     shape = reduces[0].operands[0].shape
     dims = sorted(reduces[0].attr("dimensions") or ())
@@ -116,7 +112,7 @@ def _plan(instruction) -> _Plan | None:
         if r.opcode is not Op.REDUCE and id(r) not in after and \
                 r.shape.dimensions != shape.dimensions:
             return None
-        if r.opcode is not Op.REDUCE and id(r) in after and not _row_major(r.shape):
+        if r.opcode is not Op.REDUCE and id(r) in after and not is_row_major(r.shape):
             return None
     rows = _product(shape.dimensions[lead:lead + reduced])
     if rows < 2 or columns < 16:

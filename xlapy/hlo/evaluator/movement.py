@@ -103,21 +103,14 @@ def passthrough(instruction, operands, evaluator):
 
 
 # -- bitcast ------------------------------------------------------------------------
-def _major_to_minor(shape: Shape) -> list[int]:
-    """Dimensions from slowest- to fastest-varying in memory (row-major if no layout)."""
-    if shape.layout is None or len(shape.layout.minor_to_major) != shape.rank:
-        return list(range(shape.rank))
-    return list(reversed(shape.layout.minor_to_major))
-
-
 def _physical_bytes(value: np.ndarray, shape: Shape) -> np.ndarray:
     """`value`'s elements in the order its layout stores them in memory."""
-    return np.asarray(np.transpose(value, _major_to_minor(shape))).reshape(-1, order="C")
+    return np.asarray(np.transpose(value, shape.major_to_minor())).reshape(-1, order="C")
 
 
 def _from_physical(buffer: np.ndarray, shape: Shape) -> np.ndarray:
     """The array of `shape` whose memory under `shape`'s layout holds `buffer`."""
-    order = _major_to_minor(shape)
+    order = shape.major_to_minor()
     stored = buffer.reshape([shape.dimensions[d] for d in order])
     return np.asarray(np.transpose(stored, np.argsort(order)), order="C")
 
