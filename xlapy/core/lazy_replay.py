@@ -24,7 +24,7 @@ from collections import OrderedDict
 import numpy as np
 
 from xlapy import config
-from xlapy.core import lazy, lazy_state, lazy_steps
+from xlapy.core import lazy, lazy_plan_code, lazy_state, lazy_steps
 from xlapy.core.array import ConcreteArray
 from xlapy.core.lazy import LazyArray
 from xlapy.core.lazy_call import as_call
@@ -316,6 +316,11 @@ def _taped(run, fn, args, kwargs):
         args = (*args, *kwargs.values())
     if _ENVIRON_GET(_KEY) is not plan.env or _X64.value is not plan.x64:
         return None
+    fast = plan.fast
+    if fast is False:
+        fast = plan.fast = lazy_plan_code.compiled(plan)
+    if fast is not None:
+        return fast(args, run)
     given = run.arguments(args, plan.checks)
     if given is None:
         return None

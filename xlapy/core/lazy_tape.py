@@ -161,7 +161,7 @@ class CallPlan:
     `instruction` on the arguments' operands, as its recipe did."""
 
     __slots__ = ("fn", "checks", "env", "x64", "keywords", "instruction", "specs", "weak",
-                 "index", "plain", "pick", "constants", "result")
+                 "index", "plain", "pick", "constants", "result", "fast")
 
     def __init__(self, fn, checks: tuple, recipe, env, x64, keywords: tuple):
         self.fn = fn
@@ -188,6 +188,9 @@ class CallPlan:
             self.pick = operator.itemgetter(*(s[1] if s[0] == "a" else next(places)
                                               for s in self.specs))
             self.constants = constants
+        self.fast = False
+        """The plan as one function (`lazy_plan_code`), made at its first use;
+        None where it has none."""
 
 
 def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:

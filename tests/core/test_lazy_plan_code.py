@@ -1,0 +1,116 @@
+"""A tape's call plans compiled to Python (`lazy_plan_code`) decide as the
+generic path does: every compiled call below is checked against
+`TapeRun.arguments` on the same arguments (accepted or refused alike, the
+same operands, the same leaves gathered), over steps that match their tape
+and steps that leave it in each way an argument can differ."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlapy
+import xlapy.numpy as xnp
+from xlapy.core import lazy, lazy_plan_code, lazy_steps
+from xlapy.core.lazy_graph import Node
+
+
+def _same_operand(a, b) -> bool:
+    if type(a) is tuple and len(a) == 2 and type(a[0]) is Node:
+        return type(b) is tuple and a[0] is b[0] and a[1] == b[1]
+    return a is b
+
+
+@pytest.fixture
+def checked(monkeypatch):
+    """Fresh tapes whose compiled plans each run beside the generic check;
+    the list of (accepted, refused) counts fills as they run."""
+    counts = [0, 0]
+    original = lazy_plan_code.compiled
+
+    def compiled(plan):
+        fast = original(plan)
+        if fast is None:
+            return None
+
+        def both(args, run):
+            saved = list(run.leaves)
+            given = run.arguments(args, plan.checks)
+            generic_leaves, run.leaves[:] = list(run.leaves), saved
+            made = fast(args, run)
+            assert (made is None) == (given is None), (plan.checks, args)
+            if made is None:
+                counts[1] += 1
+                return None
+            counts[0] += 1
+            assert all(a is b for a, b in zip(run.leaves, generic_leaves))
+            operands = made._node.operands
+            if plan.plain:
+                assert len(operands) == len(given)
+                assert all(_same_operand(a, b) for a, b in zip(operands, given))
+            return made
+
+        return both
+
+    monkeypatch.setattr(lazy_plan_code, "compiled", compiled)
+    monkeypatch.setattr(lazy_steps, "TAPES", {})
+    return counts
+
+
+def _step(w, x, lr, scale, u=None, v=None):
+    """Each argument is first read after the step's first operation (the first
+    is matched as any node is, not by its plan)."""
+    h = x @ xnp.tanh(w) * lr + scale
+    h = xnp.maximum(h, 0.0) - xnp.mean(h, axis=-1, keepdims=True)
+    if u is not None:
+        h = h + u * v   # (one leaf twice on the tape; two values in a step that differs)
+    return xnp.sum(h * h)
+
+
+def test_compiled_plans_decide_as_the_generic_path(checked):
+    rng = np.random.default_rng(0)
+    w = xnp.asarray(rng.standard_normal((4, 4)).astype(np.float32))
+    x = xnp.asarray(rng.standard_normal((3, 4)).astype(np.float32))
+    x_np = np.asarray(x)
+    other_w = xnp.asarray(rng.standard_normal((4, 4)).astype(np.float32))
+    u = xnp.asarray(rng.standard_normal(4).astype(np.float32))
+    u2 = xnp.asarray(np.asarray(u))
+    weak_scale = xnp.asarray(2.0)   # (a weakly typed 0-d array)
+    strong_scale = xnp.asarray(np.float32(2.0))
+    expected, seen = [], []
+    variants = [
+        (w, x, 0.5, weak_scale), (w, x, 0.5, weak_scale),   # the tape is made, then matched
+        (w, x, 0.25, weak_scale),         # another learning rate: a scalar operand
+        (other_w, x, 0.5, weak_scale),    # another leaf value
+        (w, x_np, 0.5, weak_scale),       # a NumPy argument where an xlapy array was
+        (w, x, 0.5, strong_scale),        # another weak type
+        (w, x[:2], 0.5, weak_scale),      # another shape
+        (w, x, -0.0, weak_scale),         # a zero (its sign counts)
+        (w, x, 0.5, weak_scale, u, u), (w, x, 0.5, weak_scale, u, u),
+        (w, x, 0.5, weak_scale, u, u2),   # two values where the tape had one
+        (w, x, 0.5, weak_scale),
+    ]
+    for args in variants:
+        with xlapy.jit_scope():
+            for _ in range(3):
+                seen.append(float(_step(*args)))
+        expected.append(float(_step(*(np.asarray(a) if isinstance(a, xlapy.Array) else a
+                                       for a in args))))
+    np.testing.assert_allclose(np.array(seen).reshape(len(variants), 3),
+                               np.repeat(np.array(expected)[:, None], 3, axis=1), rtol=2e-6)
+    accepted, refused = checked
+    assert accepted > 20 and refused > 0
+
+
+def test_every_kind_of_argument_check_is_compiled():
+    """The step's plans are all written out (none left to the generic path)."""
+    w = xnp.asarray(np.ones((4, 4), np.float32))
+    x = xnp.asarray(np.ones((3, 4), np.float32))
+    with xlapy.jit_scope():
+        for _ in range(3):
+            float(_step(w, x, 0.5, 1.0))
+        run_tapes = [t for _, tapes in lazy_steps.TAPES.values() for t in tapes]
+    plans = [p for tape in run_tapes for p in tape.calls if p is not None]
+    assert plans and all(p.fast is not None for p in plans if p.fast is not False)
+    assert any(p.fast not in (None, False) for p in plans)
+    assert lazy.STATS.taped > 0

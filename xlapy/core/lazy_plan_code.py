@@ -1,0 +1,110 @@
+"""A tape's call plan compiled to one Python function.
+
+A taped step makes every node by matching its call against the plan the tape
+holds (`lazy_tape.CallPlan`): each argument checked by kind, the operands
+picked, the node and its handle made. Read generically, from the plan's
+tuples, that costs ~2 µs a call, most of it the interpreter walking the
+checks; an encoder layer's forward makes 62 such calls a step. The plan does
+not change once made, so it is written out as straight-line code once — the
+checks unrolled, the positions, leaves and shapes as constants — the way
+`collections.namedtuple` and `dataclasses` write their methods. A plan of a
+kind this does not write (a tuple result, a tuple of scalars, a signed zero,
+an operand built from nested specs) keeps the generic path.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from xlapy.core import lazy_state
+from xlapy.core.lazy import LazyArray
+from xlapy.core.lazy_graph import Node
+from xlapy.core.lazy_tape import CallPlan
+
+
+def compiled(plan: CallPlan):
+    """`fast(args, run)` -> the call's handle, or None where an argument is not
+    where the tape had it (as `_taped` with `TapeRun.arguments` decides); None
+    for a plan this does not write."""
+    if plan.result is None or plan.index is not None or any(
+            c[0] not in (0, 1, 2, 3) for c in plan.checks):
+        return None
+    if any(s[0] not in "ac" for s in plan.specs):
+        return None
+    names: dict[str, object] = {}
+
+    def constant(value) -> str:
+        name = f"k{len(names)}"
+        names[name] = value
+        return name
+
+    lines = []
+    arrays = []     # per array argument (kinds 0, 1 and 3), the operand's expression
+    fills = []      # (leaf, value's variable) for leaves the run has not gathered yet
+    for i, check in enumerate(plan.checks):
+        a = f"a{i}"
+        kind = check[0]
+        if kind == 0:   # a pending result of the step, made by node `position`
+            _, position, index, weak = check
+            lines += [f"n{i} = nodes[{position}]",
+                      f"if getattr({a}, '_node', None) is not n{i} or {a}._index != "
+                      f"{constant(index)} or {a}.weak_type != {weak}: return None"]
+            arrays.append(f"(n{i}, {constant(index)})")
+        elif kind == 1:   # a leaf's value
+            _, number, type_, weak, shape, dtype = check
+            lines.append(f"if type({a}) is not {constant(type_)}: return None")
+            if type_ is np.ndarray:
+                lines.append(f"v{i} = {a}")
+            else:
+                lines += [f"v{i} = {a}._value",
+                          f"if v{i} is None or {a}.weak_type != {weak}: return None"]
+            lines += [f"if v{i}.shape != {constant(shape)} or v{i}.dtype != "
+                      f"{constant(dtype)}: return None",
+                      f"h = leaves[{number}]",
+                      f"if h is not None and h is not v{i}: return None"]
+            fills.append((number, f"v{i}"))
+            arrays.append(f"v{i}")
+        elif kind == 2:   # a scalar the caller's code passes again (the same object, or equal)
+            _, type_, value = check
+            c = constant(value)
+            lines.append(f"if {a} is not {c} and (type({a}) is not {constant(type_)} "
+                         f"or {a} != {c}): return None")
+        else:   # an array only the call's signature reads
+            _, type_, shape, dtype, weak = check
+            lines += [f"if type({a}) is not {constant(type_)} or {a}.shape != "
+                      f"{constant(shape)} or {a}.dtype != {constant(dtype)} or "
+                      f"getattr({a}, 'weak_type', False) != {weak} or "
+                      f"getattr({a}, '_value', 0) is None and {a}._node is not None: "
+                      "return None"]
+            arrays.append(a if type_ is np.ndarray else f"{a}.value")
+    for number, value in fills:   # (after every check, as TapeRun.arguments does)
+        lines += [f"if leaves[{number}] is None: leaves[{number}] = {value}",
+                  f"elif leaves[{number}] is not {value}: return None"]
+    operands = [arrays[s[1]] if s[0] == "a" else constant(s[1]) for s in plan.specs]
+    dims, dtype = plan.result
+    weak = plan.weak
+    lines += [f"node = Node(instruction, [{', '.join(operands)}], {weak}, next(ORDER))",
+              f"made = LazyArray(node, None, {constant(dims)}, {constant(dtype)}, {weak})",
+              "node.outputs.append(ref(made))",
+              "run.position[node.order] = len(nodes)",
+              "nodes.append(node)",
+              "log = STATE.log",
+              "if log is not None: log.append(node)",
+              "return made"]
+    count = len(plan.checks)
+    unpack = f"{', '.join(f'a{i}' for i in range(count))}{',' if count == 1 else ''} = args"
+    source = "\n".join([
+        "def fast(args, run):",
+        f"    if len(args) != {count}: return None",
+        f"    {unpack}" if count else "    pass",
+        "    nodes = run.nodes",
+        "    leaves = run.leaves",
+        *(f"    {line}" for line in lines)])
+    namespace = {**names, "Node": Node, "LazyArray": LazyArray, "ref": weakref.ref,
+                 "ORDER": lazy_state.ORDER, "STATE": lazy_state.STATE,
+                 "instruction": plan.instruction}
+    exec(compile(source, f"<call plan of {getattr(plan.fn, '__name__', 'a call')}>", "exec"),
+         namespace)
+    return namespace["fast"]
