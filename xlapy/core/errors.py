@@ -17,12 +17,28 @@ def user_frame() -> tuple[str, int, str] | None:
     model zoo, `xlapy.models`, counts as the user's code)."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if (not filename.startswith(_PACKAGE_DIR) or filename.startswith(_MODELS_DIR)) and \
-                not filename.startswith("<frozen"):
-            return filename, frame.f_lineno, frame.f_code.co_name
+        code = frame.f_code
+        users = _USERS.get(code)
+        if users is None:
+            users = _users(code)
+        if users:
+            return code.co_filename, frame.f_lineno, code.co_name
         frame = frame.f_back
     return None
+
+
+def _users(code) -> bool:
+    filename = code.co_filename
+    users = _USERS[code] = ((not filename.startswith(_PACKAGE_DIR) or filename.startswith(
+        _MODELS_DIR)) and not filename.startswith("<frozen"))
+    if len(_USERS) > 4096:
+        _USERS.clear()
+    return users
+
+
+_USERS: dict = {}
+"""Code object -> whether it is the user's (every value read in lazy mode names
+the user's line: the frames up to it are looked up, not matched by name)."""
 
 
 def where() -> str:

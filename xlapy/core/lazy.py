@@ -204,8 +204,8 @@ def _new_node(instruction: HloInstruction, operands: list, weak_type: bool):
     if results is None or results[0] is not instruction:
         results = _results(instruction)
     if results[1]:
-        arrays = tuple(LazyArray(node, i, dims, dtype, weak_type)
-                       for i, (dims, dtype) in enumerate(results[2]))
+        arrays = tuple([LazyArray(node, i, dims, dtype, weak_type)
+                        for i, (dims, dtype) in enumerate(results[2])])
         node.outputs = [weakref.ref(a) for a in arrays]
     else:
         arrays = LazyArray(node, None, results[2], results[3], weak_type)
