@@ -11,7 +11,7 @@ import pytest
 
 import xlapy
 import xlapy.numpy as xnp
-from xlapy.core import lazy, lazy_plan_code, lazy_steps
+from xlapy.core import lazy_plan_code, lazy_steps
 from xlapy.core.lazy_graph import Node
 
 
@@ -53,6 +53,7 @@ def checked(monkeypatch):
         return both
 
     monkeypatch.setattr(lazy_plan_code, "compiled", compiled)
+    monkeypatch.setattr(lazy_plan_code, "USES_BEFORE_COMPILING", 0)
     monkeypatch.setattr(lazy_steps, "TAPES", {})
     return counts
 
@@ -102,15 +103,24 @@ def test_compiled_plans_decide_as_the_generic_path(checked):
     assert accepted > 20 and refused > 0
 
 
-def test_every_kind_of_argument_check_is_compiled():
-    """The step's plans are all written out (none left to the generic path)."""
+def _plans() -> list:
+    """The plans of the tapes kept, but each tape's first (its node begins the run
+    before any call is matched: that plan is never used)."""
+    return [p for _, tapes in lazy_steps.TAPES.values() for tape in tapes
+            for p in tape.calls[1:] if p is not None]
+
+
+def test_a_plan_is_compiled_once_it_has_been_used_a_few_times(monkeypatch):
+    """The step's plans are all written out (none left to the generic path), but
+    only after USES_BEFORE_COMPILING taped calls each: a tape used once costs no
+    compile."""
+    monkeypatch.setattr(lazy_steps, "TAPES", {})
     w = xnp.asarray(np.ones((4, 4), np.float32))
     x = xnp.asarray(np.ones((3, 4), np.float32))
     with xlapy.jit_scope():
         for _ in range(3):
             float(_step(w, x, 0.5, 1.0))
-        run_tapes = [t for _, tapes in lazy_steps.TAPES.values() for t in tapes]
-    plans = [p for tape in run_tapes for p in tape.calls if p is not None]
-    assert plans and all(p.fast is not None for p in plans if p.fast is not False)
-    assert any(p.fast not in (None, False) for p in plans)
-    assert lazy.STATS.taped > 0
+        assert _plans() and all(type(p.fast) is int for p in _plans())
+        for _ in range(lazy_plan_code.USES_BEFORE_COMPILING + 1):
+            float(_step(w, x, 0.5, 1.0))
+    assert all(callable(p.fast) for p in _plans())

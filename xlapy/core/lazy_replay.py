@@ -317,9 +317,10 @@ def _taped(run, fn, args, kwargs):
     if _ENVIRON_GET(_KEY) is not plan.env or _X64.value is not plan.x64:
         return None
     fast = plan.fast
-    if fast is False:
-        fast = plan.fast = lazy_plan_code.compiled(plan)
-    if fast is not None:
+    if type(fast) is int:   # (calls so far: compiled once the plan has proved itself)
+        fast = plan.fast = (fast + 1 if fast < lazy_plan_code.USES_BEFORE_COMPILING
+                            else lazy_plan_code.compiled(plan))
+    if fast is not None and type(fast) is not int:
         return fast(args, run)
     given = run.arguments(args, plan.checks)
     if given is None:

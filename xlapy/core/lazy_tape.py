@@ -188,9 +188,9 @@ class CallPlan:
             self.pick = operator.itemgetter(*(s[1] if s[0] == "a" else next(places)
                                               for s in self.specs))
             self.constants = constants
-        self.fast = False
-        """The plan as one function (`lazy_plan_code`), made at its first use;
-        None where it has none."""
+        self.fast = 0
+        """The plan as one function (`lazy_plan_code`) once it has been used a few
+        times (until then, how many times); None where it has none."""
 
 
 def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:
