@@ -18,25 +18,25 @@ def user_frame() -> tuple[str, int, str] | None:
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
-        users = _USERS.get(code)
+        users = _USER_CODE.get(code)
         if users is None:
-            users = _users(code)
+            users = _is_user_code(code)
         if users:
             return code.co_filename, frame.f_lineno, code.co_name
         frame = frame.f_back
     return None
 
 
-def _users(code) -> bool:
+def _is_user_code(code) -> bool:
     filename = code.co_filename
-    users = _USERS[code] = ((not filename.startswith(_PACKAGE_DIR) or filename.startswith(
+    users = _USER_CODE[code] = ((not filename.startswith(_PACKAGE_DIR) or filename.startswith(
         _MODELS_DIR)) and not filename.startswith("<frozen"))
-    if len(_USERS) > 4096:
-        _USERS.clear()
+    if len(_USER_CODE) > 4096:
+        _USER_CODE.clear()
     return users
 
 
-_USERS: dict = {}
+_USER_CODE: dict = {}
 """Code object -> whether it is the user's (every value read in lazy mode names
 the user's line: the frames up to it are looked up, not matched by name)."""
 

@@ -121,7 +121,8 @@ def _code(source: str, name: str):
     same source (their values are names), and compiling costs ~150 µs."""
     code = _CODE.get(source)
     if code is None:
-        code = _CODE[source] = compile(source, f"<call plan of {name}>", "exec")
+        # (named inside the package: a traceback through it is xlapy's, not the user's)
+        code = _CODE[source] = compile(source, f"{__file__} (call plan of {name})", "exec")
         if len(_CODE) > _CODE_SIZE:
             _CODE.popitem(last=False)
     return code
