@@ -5,13 +5,15 @@ holds (`lazy_tape.CallPlan`): each argument checked by kind, the operands
 picked, the node and its handle made. Read generically, from the plan's
 tuples, that costs ~2 µs a call, most of it the interpreter walking the
 checks; an encoder layer's forward makes 62 such calls a step. The plan does
-not change once made, so it is written out as straight-line code once — the
-checks unrolled, the positions, leaves and shapes as constants — the way
-`collections.namedtuple` and `dataclasses` write their methods. A plan of a
-kind this does not write (a tuple result, a tuple of scalars, a signed zero,
-an operand built from nested specs) keeps the generic path, and so does
-every plan until it has been used `USES_BEFORE_COMPILING` times: a step
-that is taped once and never again should not pay for writing its plans.
+not change once made, so it is written out as straight-line code — the
+checks unrolled, the way `collections.namedtuple` and `dataclasses` write
+their methods. The code is a factory per structure of plan (the kinds of its
+arguments and operands), compiled once; each plan is a closure over its own
+positions, leaves, shapes and instruction, so an Adam step's 76 calls write
+a handful of structures, not 76 functions. A plan of a kind this does not
+write (a tuple result, a tuple of scalars, a signed zero, an operand built
+from nested specs) keeps the generic path, and so does every plan until it
+has been used `USES_BEFORE_COMPILING` times.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from xlapy.core.lazy import LazyArray
 from xlapy.core.lazy_graph import Node
 from xlapy.core.lazy_tape import CallPlan
 
-USES_BEFORE_COMPILING = 8
-"""Calls of a plan by the generic path before it is compiled (writing one costs
-~150 µs, some 60 generic calls; one of a structure written before ~9 µs)."""
+USES_BEFORE_COMPILING = 2
+"""Calls of a plan by the generic path before it is compiled: a tape matched
+once and dropped writes nothing. (Writing the code of a new structure costs
+~150 µs, some 60 generic calls; a plan of a structure written before, ~2.)"""
 
 
 def compiled(plan: CallPlan):
@@ -40,12 +43,11 @@ def compiled(plan: CallPlan):
         return None
     if any(s[0] not in "ac" for s in plan.specs):
         return None
-    names: dict[str, object] = {}
+    values: list = []   # the plan's own values, the factory's arguments k0, k1...
 
     def constant(value) -> str:
-        name = f"k{len(names)}"
-        names[name] = value
-        return name
+        values.append(value)
+        return f"k{len(values) - 1}"
 
     lines = []
     arrays = []     # per array argument (kinds 0, 1 and 3), the operand's expression
@@ -55,10 +57,11 @@ def compiled(plan: CallPlan):
         kind = check[0]
         if kind == 0:   # a pending result of the step, made by node `position`
             _, position, index, weak = check
-            lines += [f"n{i} = nodes[{position}]",
-                      f"if getattr({a}, '_node', None) is not n{i} or {a}._index != "
-                      f"{constant(index)} or {a}.weak_type != {weak}: return None"]
-            arrays.append(f"(n{i}, {constant(index)})")
+            index = constant(index)
+            lines += [f"n{i} = nodes[{constant(position)}]",
+                      f"if getattr({a}, '_node', None) is not n{i} or {a}._index != {index} "
+                      f"or {a}.weak_type != {constant(weak)}: return None"]
+            arrays.append(f"(n{i}, {index})")
         elif kind == 1:   # a leaf's value
             _, number, type_, weak, shape, dtype = check
             lines.append(f"if type({a}) is not {constant(type_)}: return None")
@@ -66,7 +69,8 @@ def compiled(plan: CallPlan):
                 lines.append(f"v{i} = {a}")
             else:
                 lines += [f"v{i} = {a}._value",
-                          f"if v{i} is None or {a}.weak_type != {weak}: return None"]
+                          f"if v{i} is None or {a}.weak_type != {constant(weak)}: return None"]
+            number = constant(number)
             lines += [f"if v{i}.shape != {constant(shape)} or v{i}.dtype != "
                       f"{constant(dtype)}: return None",
                       f"h = leaves[{number}]",
@@ -82,7 +86,7 @@ def compiled(plan: CallPlan):
             _, type_, shape, dtype, weak = check
             lines += [f"if type({a}) is not {constant(type_)} or {a}.shape != "
                       f"{constant(shape)} or {a}.dtype != {constant(dtype)} or "
-                      f"getattr({a}, 'weak_type', False) != {weak} or "
+                      f"getattr({a}, 'weak_type', False) != {constant(weak)} or "
                       f"getattr({a}, '_value', 0) is None and {a}._node is not None: "
                       "return None"]
             arrays.append(a if type_ is np.ndarray else f"{a}.value")
@@ -91,8 +95,9 @@ def compiled(plan: CallPlan):
                   f"elif leaves[{number}] is not {value}: return None"]
     operands = [arrays[s[1]] if s[0] == "a" else constant(s[1]) for s in plan.specs]
     dims, dtype = plan.result
-    weak = plan.weak
-    lines += [f"node = Node(instruction, [{', '.join(operands)}], {weak}, next(ORDER))",
+    weak = constant(plan.weak)
+    lines += [f"node = Node({constant(plan.instruction)}, [{', '.join(operands)}], {weak}, "
+              "next(ORDER))",
               f"made = LazyArray(node, None, {constant(dims)}, {constant(dtype)}, {weak})",
               "node.outputs.append(ref(made))",
               "run.position[node.order] = len(nodes)",
@@ -103,30 +108,32 @@ def compiled(plan: CallPlan):
     count = len(plan.checks)
     unpack = f"{', '.join(f'a{i}' for i in range(count))}{',' if count == 1 else ''} = args"
     source = "\n".join([
-        "def fast(args, run):",
-        f"    if len(args) != {count}: return None",
-        f"    {unpack}" if count else "    pass",
-        "    nodes = run.nodes",
-        "    leaves = run.leaves",
-        *(f"    {line}" for line in lines)])
-    namespace = {**names, "Node": Node, "LazyArray": LazyArray, "ref": weakref.ref,
-                 "ORDER": lazy_state.ORDER, "STATE": lazy_state.STATE,
-                 "instruction": plan.instruction}
-    exec(_code(source, getattr(plan.fn, "__name__", "a call")), namespace)
-    return namespace["fast"]
+        f"def factory({', '.join(f'k{j}' for j in range(len(values)))}):",
+        "    def fast(args, run):",
+        f"        if len(args) != {count}: return None",
+        f"        {unpack}" if count else "        pass",
+        "        nodes = run.nodes",
+        "        leaves = run.leaves",
+        *(f"        {line}" for line in lines),
+        "    return fast"])
+    return _factory(source, getattr(plan.fn, "__name__", "a call"))(*values)
 
 
-def _code(source: str, name: str):
-    """The code object of `source`, compiled once: plans of one structure spell the
-    same source (their values are names), and compiling costs ~150 µs."""
-    code = _CODE.get(source)
-    if code is None:
+def _factory(source: str, name: str):
+    """The factory `source` defines, compiled once: plans of one structure spell the
+    same source (their values are its arguments), and compiling costs ~150 µs."""
+    factory = _FACTORIES.get(source)
+    if factory is None:
+        namespace = dict(_GLOBALS)
         # (named inside the package: a traceback through it is xlapy's, not the user's)
-        code = _CODE[source] = compile(source, f"{__file__} (call plan of {name})", "exec")
-        if len(_CODE) > _CODE_SIZE:
-            _CODE.popitem(last=False)
-    return code
+        exec(compile(source, f"{__file__} (call plan of {name})", "exec"), namespace)
+        factory = _FACTORIES[source] = namespace["factory"]
+        if len(_FACTORIES) > _SIZE:
+            _FACTORIES.popitem(last=False)
+    return factory
 
 
-_CODE: OrderedDict[str, object] = OrderedDict()
-_CODE_SIZE = 1024
+_GLOBALS = {"Node": Node, "LazyArray": LazyArray, "ref": weakref.ref,
+            "ORDER": lazy_state.ORDER, "STATE": lazy_state.STATE}
+_FACTORIES: OrderedDict[str, object] = OrderedDict()
+_SIZE = 1024
