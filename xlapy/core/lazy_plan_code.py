@@ -9,8 +9,8 @@ not change once made, so it is written out as straight-line code — the
 checks unrolled, the way `collections.namedtuple` and `dataclasses` write
 their methods. The code is a factory per structure of plan (the kinds of its
 arguments and operands), compiled once; each plan is a closure over its own
-positions, leaves, shapes and instruction, so an Adam step's 76 calls write
-a handful of structures, not 76 functions. A plan of a kind this does not
+positions, leaves, shapes and instruction, so an Adam step's 71 plans take
+9 factories, not 71 compiled functions. A plan of a kind this does not
 write (a tuple result, a tuple of scalars, a signed zero, an operand built
 from nested specs) keeps the generic path, and so does every plan until it
 has been used `USES_BEFORE_COMPILING` times.
@@ -31,7 +31,7 @@ from xlapy.core.lazy_tape import CallPlan
 USES_BEFORE_COMPILING = 2
 """Calls of a plan by the generic path before it is compiled: a tape matched
 once and dropped writes nothing. (Writing the code of a new structure costs
-~150 µs, some 60 generic calls; a plan of a structure written before, ~2.)"""
+~150 µs, some 60 generic calls; a plan of a structure written before, ~11.)"""
 
 
 def compiled(plan: CallPlan):
