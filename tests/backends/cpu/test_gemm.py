@@ -282,6 +282,25 @@ def test_block_boundaries_of_the_real_blocking(dtype, m, n, k):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", [40, 100])
+def test_short_tiles_for_the_last_rows(dtype, n):
+    """Every count of last rows (M mod MR), each computed by the shortest tile
+    that covers it (4, 8 or 12 rows of a 12-row panel on AVX-512), with A read
+    in place (N = 40) and packed (N = 100); and threaded bands of M cut at 4
+    rows, so each band ends in a short tile."""
+    rng = np.random.default_rng(n)
+    for m in range(1, 26):
+        a = operand(rng, m, 19, dtype, "row")
+        b = operand(rng, 19, n, dtype, "row")
+        check(run(kernel(dtype), a, b, dtype), a, b, dtype)
+        check(run(width_kernel(dtype, 256), a, b, dtype), a, b, dtype)
+    for m in (1024, 1000, 260):
+        a = operand(rng, m, 24, dtype, "row")
+        b = operand(rng, 24, 64, dtype, "sliced")
+        check(run(threaded_kernel(dtype), a, b, dtype), a, b, dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("m, n, k", [(50, 96, 390), (13, 64, 33), (7, 100, 16), (20, 32, 15)])
 def test_panels_transposed_in_registers(dtype, m, n, k):
     """A row-major A (every x @ W: rows of MR, fewer than a block's lanes) and a

@@ -30,7 +30,7 @@ import numpy as np
 
 from xlapy.backends.cpu import parallel
 from xlapy.backends.cpu.kernels.gemm_blocked import blocked_gemm, gemm_type, imin
-from xlapy.backends.cpu.kernels.gemm_microkernel import blocking, vector_bits
+from xlapy.backends.cpu.kernels.gemm_microkernel import blocking, short_rows, vector_bits
 from xlapy.backends.cpu.kernels.gemm_simple import simple_gemm
 from xlapy.codegen import ir_types
 from xlapy.codegen.loops import const
@@ -66,7 +66,9 @@ def _serial_gemm(module: ir.Module, ptype: P) -> tuple[ir.Function, int, int]:
     element = ir_types.storage_type(ptype)
     blk = blocking(np.dtype(ptype.numpy).itemsize, vector_bits(module))
     fn = blocked_gemm(module, element, blk, f"xlapy_gemm_{ptype.value}_blocked", simple)
-    return fn, blk.mr, blk.nr
+    # bands of M are cut at the shortest tile's rows: 1024 rows are two bands of 512
+    # (42 tiles of 12 and one of 8 each), not 516 and 508 (43 tiles each)
+    return fn, min([blk.mr, *short_rows(blk)]), blk.nr
 
 
 def _threaded(module: ir.Module, name: str, serial: ir.Function, threads: int, tile_m: int,

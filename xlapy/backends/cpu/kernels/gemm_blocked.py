@@ -34,6 +34,7 @@ from xlapy.backends.cpu.kernels.gemm_microkernel import (
     lane_mask,
     masked_load,
     micro_kernel,
+    short_rows,
 )
 from xlapy.backends.cpu.kernels.gemm_thin import thin
 from xlapy.backends.cpu.kernels.heap import aligned_malloc, free
@@ -153,16 +154,31 @@ def _macro_kernel(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
                                                              ptr, I64, ir.IntType(1)]), name)
     fn.linkage = "internal"
     kc, mc, nc, a, a_rs, a_cs, b_pack, c, ldc, first = fn.args
-    micro = micro_kernel(module, element, blk, f"{name}.micro", packed_a)
+    kernels = [(rows, micro_kernel(module, element, blk, f"{name}.micro{rows}", packed_a, rows))
+               for rows in short_rows(blk)]
+    kernels.append((blk.mr, micro_kernel(module, element, blk, f"{name}.micro", packed_a)))
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     with for_range(b, const(0), mc, const(blk.mr), name="ir") as i:
         mr = imin(b, const(blk.mr), b.sub(mc, i))
         a_panel = b.gep(a, [b.mul(i, kc if packed_a else a_rs)])
         c_row = b.gep(c, [b.mul(i, ldc)])
-        with for_range(b, const(0), nc, const(blk.nr), name="jr") as j:
-            nr = imin(b, const(blk.nr), b.sub(nc, j))
-            b.call(micro, [kc, a_panel, a_rs, a_cs, b.gep(b_pack, [b.mul(j, kc)]),
-                           b.gep(c_row, [j]), ldc, mr, nr, first])
+
+        def row_of_tiles(kernels):
+            """The panel's tiles by the shortest kernel that covers its mr rows."""
+            rows, micro = kernels[0]
+            if len(kernels) > 1:
+                with b.if_else(b.icmp_signed("<=", mr, const(rows))) as (fits, longer):
+                    with fits:
+                        row_of_tiles(kernels[:1])
+                    with longer:
+                        row_of_tiles(kernels[1:])
+                return
+            with for_range(b, const(0), nc, const(blk.nr), name="jr") as j:
+                nr = imin(b, const(blk.nr), b.sub(nc, j))
+                b.call(micro, [kc, a_panel, a_rs, a_cs, b.gep(b_pack, [b.mul(j, kc)]),
+                               b.gep(c_row, [j]), ldc, mr, nr, first])
+
+        row_of_tiles(kernels)
     b.ret_void()
     return fn
 

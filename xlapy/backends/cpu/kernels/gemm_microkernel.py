@@ -15,7 +15,7 @@ the A micro-panel (MR x KC) stays in L1 while B micro-panels stream from L2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import llvmlite.ir as ir
 
@@ -156,16 +156,20 @@ def micro_kernel_type(element: ir.Type) -> ir.FunctionType:
 
 
 def micro_kernel(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
-                 packed_a: bool) -> ir.Function:
+                 packed_a: bool, rows: int | None = None) -> ir.Function:
     """The micro-kernel for `element` (float or double) and `blk`, emitted once per module.
 
     With `packed_a` A is a packed panel (A[i, k] at a[k * MR + i], zero-padded
     rows; a_rs and a_cs are ignored); otherwise A is read in place,
     A[i, k] = a[i * a_rs + k * a_cs], and rows i >= mr read row 0 instead (their
-    results are dropped), so small products need not pack A at all.
+    results are dropped), so small products need not pack A at all. With
+    `rows` (one of `short_rows(blk)`) the tile is that many rows of the panel:
+    the kernel for the last rows of M (see `short_rows`).
     """
     if name in module.globals:
         return module.globals[name]
+    panel = blk.mr   # (A's packed panels stay MR wide: a short tile reads their first rows)
+    blk = blk if rows is None else replace(blk, mr=rows)
     fn = ir.Function(module, micro_kernel_type(element), name)
     fn.linkage = "internal"
     fn.attributes.add("noinline")  # one copy, called from every macro-kernel tile
@@ -175,7 +179,7 @@ def micro_kernel(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
     tile.align = 64
     if packed_a:
         a_rows = [b.gep(a, [const(i)]) for i in range(blk.mr)]
-        a_cs = const(blk.mr)
+        a_cs = const(panel)
     else:
         a_rows = [b.gep(a, [b.mul(b.select(b.icmp_signed("<", const(i), mr), const(i), const(0)),
                                   a_rs)]) for i in range(blk.mr)]
@@ -192,6 +196,16 @@ def micro_kernel(module: ir.Module, element: ir.Type, blk: Blocking, name: str,
     _store_edge(b, element, blk, accumulators, tile, c, ldc, mr, nr, first)
     b.ret_void()
     return fn
+
+
+def short_rows(blk: Blocking) -> list[int]:
+    """Row counts of the shorter tiles for M's last rows, where MR does not divide
+    M: a third and two thirds of MR (4 and 8 of AVX-512's 12). Computing the
+    whole MR-row tile there wasted a panel's work on zeros: 8 of 108 rows of a
+    100-row product, 8 of 516 of each thread's half of a 1024-row one."""
+    if blk.mr % 3:
+        return []
+    return [blk.mr // 3, 2 * blk.mr // 3]
 
 
 def element_bytes(element: ir.Type) -> int:
