@@ -103,6 +103,33 @@ def test_compiled_plans_decide_as_the_generic_path(checked):
     assert accepted > 20 and refused > 0
 
 
+def _reshaped(x, shape, axes):
+    """A shape and axes as tuples (or lists) of scalars: plan checks of kind 4."""
+    return xnp.sum(xnp.transpose(xnp.reshape(x * 2.0, shape), axes) * 3.0)
+
+
+def test_compiled_plans_of_shapes_and_axes_decide_as_the_generic_path(checked):
+    x = xnp.asarray(np.arange(12, dtype=np.float32))
+    variants = [
+        ((3, 4), (1, 0)), ((3, 4), (1, 0)),    # the tape is made, then matched
+        ([3, 4], (1, 0)),                      # a list where the tape had a tuple
+        ((np.int64(3), 4), (1, 0)),            # an element of another type
+        ((4, 3), (1, 0)),                      # another shape
+        ((3, 4), (0, 1)),                      # other axes
+        ((2, 3, 2), (2, 0, 1)),                # another length
+        ((3, 4), (1, 0)),
+    ]
+    for shape, axes in variants:
+        with xlapy.jit_scope():
+            seen = [float(_reshaped(x, type(shape)(list(shape)), axes))   # (equal, not the
+                    for _ in range(3)]                                    # same object)
+        expected = float(np.sum(np.transpose(np.reshape(np.arange(12, dtype=np.float32) * 2,
+                                                        shape), axes) * 3))
+        assert seen == [expected] * 3
+    accepted, refused = checked
+    assert accepted > 10 and refused > 0
+
+
 def _plans() -> list:
     """The plans of the tapes kept, but each tape's first (its node begins the run
     before any call is matched: that plan is never used)."""

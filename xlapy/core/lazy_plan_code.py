@@ -11,8 +11,8 @@ their methods. The code is a factory per structure of plan (the kinds of its
 arguments and operands), compiled once; each plan is a closure over its own
 positions, leaves, shapes and instruction, so an Adam step's 71 plans take
 9 factories, not 71 compiled functions. A plan of a kind this does not
-write (a tuple result, a tuple of scalars, a signed zero, an operand built
-from nested specs) keeps the generic path, and so does every plan until it
+write (a tuple result, a signed zero, an operand built from nested specs)
+keeps the generic path, and so does every plan until it
 has been used `USES_BEFORE_COMPILING` times.
 """
 
@@ -39,7 +39,7 @@ def compiled(plan: CallPlan):
     where the tape had it (as `_taped` with `TapeRun.arguments` decides); None
     for a plan this does not write."""
     if plan.result is None or plan.index is not None or any(
-            c[0] not in (0, 1, 2, 3) for c in plan.checks):
+            c[0] not in (0, 1, 2, 3, 4) for c in plan.checks):
         return None
     if any(s[0] not in "ac" for s in plan.specs):
         return None
@@ -82,6 +82,13 @@ def compiled(plan: CallPlan):
             c = constant(value)
             lines.append(f"if {a} is not {c} and (type({a}) is not {constant(type_)} "
                          f"or {a} != {c}): return None")
+        elif kind == 4:   # a tuple or list of scalars (a shape, axes): equal, of equal types
+            _, type_, value, types = check
+            c = constant(value)
+            seen = f"tuple({a})" if type_ is list else a
+            lines.append(f"if {a} is not {c} and (type({a}) is not {constant(type_)} or "
+                         f"{seen} != {c} or tuple(map(type, {a})) != {constant(types)}): "
+                         "return None")
         else:   # an array only the call's signature reads
             _, type_, shape, dtype, weak = check
             lines += [f"if type({a}) is not {constant(type_)} or {a}.shape != "
