@@ -150,6 +150,43 @@ def test_indexing_a_pending_array_by_slices_is_replayed_and_by_an_int_stays_tape
                                rtol=1e-5)
 
 
+def test_iterating_a_pending_array_is_replayed_by_its_ints(monkeypatch):
+    """`key, sub = random.split(key)` every step: the items 0 and 1 are learned
+    once and replayed (the index is not parsed again: `_read` is not called
+    after the warm-up) and each step matches its tape; values equal eager's,
+    and iterating a concrete array still slices it on the spot."""
+    from xlapy.numpy import _indexing
+
+    def step(key):
+        key, sub = xlapy.random.split(key)
+        return key, float(xlapy.random.normal(sub, (3,)).sum())
+
+    key, eager = xlapy.random.PRNGKey(7), []
+    for _ in range(6):
+        key, value = step(key)
+        eager.append(value)
+    reads = []
+    original = _indexing._read
+    monkeypatch.setattr(_indexing, "_read", lambda *a, **k: reads.append(a) or original(*a, **k))
+    key, lazily = xlapy.random.PRNGKey(7), []
+    concrete = xnp.asarray(_rand(3, (2, 2)))
+    with xlapy.jit_scope():
+        for _ in range(3):
+            key, value = step(key)
+            lazily.append(value)
+        reads.clear()
+        start = lazy.Stats(**vars(lazy.STATS))
+        for _ in range(3):
+            key, value = step(key)
+            lazily.append(value)
+        assert lazy.STATS.taped - start.taped == 3 and not reads
+        rows = [np.asarray(r) for r in xnp.asarray(_rand(2, (3, 4))) * 2.0]
+        assert all(type(r) is not lazy.LazyArray for r in concrete)
+    assert lazily == eager
+    for row, want in zip(rows, _rand(2, (3, 4)) * 2.0):
+        np.testing.assert_array_equal(row, want)
+
+
 def test_numpy_arguments_are_read_at_every_call():
     """A NumPy argument converted inside the call (float64 -> float32) is an
     argument of the recipe, not a constant frozen at the first call."""

@@ -9,6 +9,7 @@ from types import FunctionType
 
 from xlapy.core.array import install_methods
 from xlapy.core.lazy_replay import replayed
+from xlapy.numpy import _indexing as _indexing_module
 from xlapy.numpy import linalg  # noqa: F401
 from xlapy.numpy._creation import *  # noqa: F403
 from xlapy.numpy._index_routines import *  # noqa: F403
@@ -39,7 +40,11 @@ for _name, _value in list(vars().items()):
     if isinstance(_value, FunctionType) and _value.__module__ in _REPLAYED:
         vars()[_name] = replayed(_value, _SCALAR_OPERANDS.get(_name, ()), _UNLESS.get(_name))
 
+# Iterating over an array (`key, sub = random.split(key)`) indexes it by 0, 1, ...
+# alike every step: that is replayed, int and all (`Array.__iter__` calls it).
+_item = replayed(_indexing_module.getitem, (), _indexing_module.iteration_not_replayed)
+
 install_methods(sys.modules[__name__])
 
 del sys, install_methods, replayed, FunctionType, _REPLAYED, _SCALAR_OPERANDS, _UNLESS
-del _getitem_not_replayed, _name, _value
+del _getitem_not_replayed, _indexing_module, _name, _value
