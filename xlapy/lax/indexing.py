@@ -32,7 +32,7 @@ def _split_indices(start_indices, name: str) -> list[Array]:
         if vector.ndim != 1:
             raise shape_error(name, f"start indices must be a 1-D sequence, got shape "
                                     f"{vector.shape}")
-        if isinstance(vector, ConcreteArray):
+        if type(vector) is ConcreteArray:   # (a pending one is sliced, not computed)
             return [ConcreteArray(np.asarray(v)) for v in vector.value]
         return [reshaping.reshape(reshaping.slice_in_dim(vector, i, i + 1), ())
                 for i in range(vector.shape[0])]
@@ -58,7 +58,7 @@ def _wrap_negative(index: Array, size: int) -> Array:
     """`index + size` where `index < 0`: JAX's reading of negative start indices."""
     if index.dtype.kind == "u":
         return index
-    if isinstance(index, ConcreteArray):  # a static index becomes strong, as in JAX
+    if type(index) is ConcreteArray:  # a static index becomes strong, as in JAX
         value = index.value
         return ConcreteArray(np.asarray(value + size if value < 0 else value, index.dtype))
     return select(lt(index, 0), add(index, size), index)

@@ -217,8 +217,8 @@ def _parse(shape: tuple[int, ...], index) -> _Parsed:
             expanded.extend(covered)
             dim += entry.ndim
         else:
-            if isinstance(entry, ConcreteArray) and entry.ndim == 0:
-                items.append(_static_point(int(entry.value), shape[dim]))
+            if type(entry) is ConcreteArray and entry.ndim == 0:   # (not a pending one:
+                items.append(_static_point(int(entry.value), shape[dim]))  # it is gathered)
             else:
                 items.append(_Point(entry))
             expanded.append(shape[dim])
@@ -280,9 +280,11 @@ def _const(value, dtype) -> Array:
 
 
 def _normalized(array: Array, size: int, index_dtype) -> Array:
-    """Integer indices as `index_dtype`, negative ones wrapped once."""
+    """Integer indices as `index_dtype`, negative ones wrapped once (not at all
+    where a concrete array has none: a pending one, whose values would have to
+    be computed to know, is wrapped, so lazy mode can learn and replay x[idx])."""
     array = lax.convert_element_type(array, index_dtype)
-    if np.dtype(array.dtype).kind == "u" or isinstance(array, ConcreteArray) and \
+    if np.dtype(array.dtype).kind == "u" or type(array) is ConcreteArray and \
             not np.any(np.asarray(array.value) < 0):
         return array
     wrapped = lax.add(array, _const(size, index_dtype))
