@@ -130,6 +130,26 @@ def test_compiled_plans_of_shapes_and_axes_decide_as_the_generic_path(checked):
     assert accepted > 10 and refused > 0
 
 
+def test_compiled_plans_of_slices_decide_as_the_generic_path(checked):
+    """An index of slices, None and Ellipsis (plan checks of kind 6): equal
+    indices match, another bound or another kind of entry do not."""
+    x = xnp.asarray(np.arange(24, dtype=np.float32).reshape(4, 6))
+    variants = [
+        lambda: (slice(1, 3), None), lambda: (slice(1, 3), None),   # made, then matched
+        lambda: (slice(1, 4), None),                                 # another bound
+        lambda: (slice(1, 3), Ellipsis),                             # another entry
+        lambda: (slice(None, 3), slice(None, None, 2)),
+        lambda: (slice(1, 3), None),
+    ]
+    for index in variants:
+        with xlapy.jit_scope():
+            seen = [float(xnp.sum((x * 2.0)[index()] * 3.0)) for _ in range(3)]
+        expected = float(np.sum((np.arange(24, dtype=np.float32).reshape(4, 6) * 2)[index()] * 3))
+        assert seen == [expected] * 3
+    accepted, refused = checked
+    assert accepted > 5 and refused > 0
+
+
 def _plans() -> list:
     """The plans of the tapes kept, but each tape's first (its node begins the run
     before any call is matched: that plan is never used)."""

@@ -26,7 +26,7 @@ import numpy as np
 from xlapy.core import lazy_state
 from xlapy.core.lazy import LazyArray
 from xlapy.core.lazy_graph import Node
-from xlapy.core.lazy_tape import CallPlan
+from xlapy.core.lazy_tape import CallPlan, static_index
 
 USES_BEFORE_COMPILING = 2
 """Calls of a plan by the generic path before it is compiled: a tape matched
@@ -39,7 +39,7 @@ def compiled(plan: CallPlan):
     where the tape had it (as `_taped` with `TapeRun.arguments` decides); None
     for a plan this does not write."""
     if plan.result is None or plan.index is not None or any(
-            c[0] not in (0, 1, 2, 3, 4) for c in plan.checks):
+            c[0] not in (0, 1, 2, 3, 4, 6) for c in plan.checks):
         return None
     if any(s[0] not in "ac" for s in plan.specs):
         return None
@@ -89,6 +89,8 @@ def compiled(plan: CallPlan):
             lines.append(f"if {a} is not {c} and (type({a}) is not {constant(type_)} or "
                          f"{seen} != {c} or tuple(map(type, {a})) != {constant(types)}): "
                          "return None")
+        elif kind == 6:   # an index of slices and such, spelled with its types
+            lines.append(f"if static_index({a}) != {constant(check[1])}: return None")
         else:   # an array only the call's signature reads
             _, type_, shape, dtype, weak = check
             lines += [f"if type({a}) is not {constant(type_)} or {a}.shape != "
@@ -140,7 +142,7 @@ def _factory(source: str, name: str):
     return factory
 
 
-_GLOBALS = {"Node": Node, "LazyArray": LazyArray, "ref": weakref.ref,
+_GLOBALS = {"Node": Node, "LazyArray": LazyArray, "ref": weakref.ref, "static_index": static_index,
             "ORDER": lazy_state.ORDER, "STATE": lazy_state.STATE}
 _FACTORIES: OrderedDict[str, object] = OrderedDict()
 _SIZE = 1024

@@ -132,8 +132,9 @@ def noted_arguments(args, recipe) -> tuple | None:
     no handle (a held handle would make its value an output of the cluster):
     ("h", order, index, weak) for a pending result, ("s", type, value) for a
     scalar, ("t", type, value, element types) for a tuple or list of scalars,
-    ("v", type, value, weak) for an array's value; None where one is
-    none of these, or is a NumPy array the recipe converts."""
+    ("v", type, value, weak) for an array's value, ("k", spelling) for an
+    index of slices and such; None where one is none of these, or is a NumPy
+    array the recipe converts."""
     noted = []
     for a in args:
         kind = type(a)
@@ -151,8 +152,27 @@ def noted_arguments(args, recipe) -> tuple | None:
         elif isinstance(a, ConcreteArray):
             noted.append(("v", kind, a.value, a.weak_type))
         else:
-            return None
+            spelled = static_index(a)
+            if spelled is None:
+                return None
+            noted.append(("k", spelled))
     return tuple(noted)
+
+
+def static_index(value):
+    """An index of slices (of ints), Ellipsis, None and ints, or a tuple of
+    them, spelled with its types (`x[:, :16]`, `x[..., None]`: calls taped by
+    their plans, not replayed generically every step); None for anything else."""
+    kind = type(value)
+    if kind is slice:
+        parts = (value.start, value.stop, value.step)
+        return (slice, *parts) if all(type(v) is int or v is None for v in parts) else None
+    if value is None or value is Ellipsis or kind is int:
+        return (kind, value)
+    if kind is tuple:
+        spelled = tuple(static_index(v) for v in value)
+        return None if None in spelled else (tuple, spelled)
+    return None
 
 
 class CallPlan:
@@ -200,7 +220,8 @@ def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:
     result of the step; (1, leaf, type, weak, shape, dtype) for a value that is
     a leaf; (2, type, value) for a scalar; (3, type, shape, dtype, weak) for an
     array only the signature reads; (4, type, value, element types) for a tuple
-    or list of scalars; (5, type, repr) for a zero scalar, whose sign counts.
+    or list of scalars; (5, type, repr) for a zero scalar, whose sign counts;
+    (6, spelling) for an index of slices and such (`static_index`).
     None where an argument is none of these."""
     if call is None:
         return None
@@ -218,6 +239,8 @@ def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:
             checks.append((0, k, a[2], a[3]))
         elif a[0] == "s":
             checks.append((5, a[1], repr(a[2])) if signed_zero(a[2]) else (2, a[1], a[2]))
+        elif a[0] == "k":
+            checks.append((6, a[1]))
         elif a[0] == "t":
             checks.append((4, a[1], a[2], a[3]))
         else:
@@ -359,6 +382,9 @@ class TapeRun:
                 given.append(value)
             elif kind == 2:   # (a constant of the caller's code is the same object)
                 if a is not check[2] and (type(a) is not check[1] or a != check[2]):
+                    return None
+            elif kind == 6:   # a static index (slices and such), spelled with its types
+                if static_index(a) != check[1]:
                     return None
             elif kind == 5:   # a zero, whose sign counts (0.0 == -0.0)
                 if type(a) is not check[1] or a or repr(a) != check[2]:
