@@ -121,10 +121,13 @@ def test_a_python_scalar_beside_a_float_array_is_an_operand_not_a_signature():
         np.testing.assert_array_equal(np.asarray(got), want)
 
 
-def test_indexing_a_pending_array_by_slices_is_replayed_and_by_an_int_stays_taped():
+def test_indexing_a_pending_array_by_slices_is_replayed_and_by_an_int_stays_taped(
+        monkeypatch):
     """`y[:, 1:3]`, `y[..., None]` of a pending `y` are learned once (a slice is
-    spelled by its bounds) and equal eager; `y[i]` is recorded as it is, so a
-    loop indexing by its step number matches its tape every step; a concrete
+    spelled by its bounds) and equal eager; `y[i]`'s int is an operand (a 0-d
+    int32 leaf, `_indexing.int_operands`), so a loop indexing by its step
+    number matches its tape every step and parses no index once learned;
+    negative ints wrap once, out-of-bounds ones clamp, as eagerly; a concrete
     array is sliced on the spot."""
     x = xnp.asarray(_rand(4, (5, 6)))
     indexes = [(slice(None), slice(1, 3)), (Ellipsis, None), (slice(None, None, -2),),
@@ -141,14 +144,23 @@ def test_indexing_a_pending_array_by_slices_is_replayed_and_by_an_int_stays_tape
     for want, value in zip([e for e in eager for _ in range(3)], values):
         np.testing.assert_array_equal(value, want)
 
+    from xlapy.numpy import _indexing
+    reads = []
+    original = _indexing._read
+    monkeypatch.setattr(_indexing, "_read", lambda *a, **k: reads.append(a) or original(*a, **k))
     data = xnp.asarray(_rand(5, (4, 3)))
     with xlapy.jit_scope():
         rows = [float(((data * 2.0)[i % 4]).sum()) for i in range(5)]   # (a step per row)
         start = lazy.Stats(**vars(lazy.STATS))
+        reads.clear()
         rows += [float(((data * 2.0)[i % 4]).sum()) for i in range(5, 9)]
-        assert lazy.STATS.taped - start.taped == 4
+        assert lazy.STATS.taped - start.taped == 4 and not reads
+        edges = [np.asarray((data * 2.0)[index]) for index in (-1, -4, 7, -9, (2, slice(1, 3)),
+                                                               (slice(None), -1))]
     np.testing.assert_allclose(rows, [2 * _rand(5, (4, 3))[i % 4].sum() for i in range(9)],
                                rtol=1e-5)
+    for index, edge in zip((-1, -4, 7, -9, (2, slice(1, 3)), (slice(None), -1)), edges):
+        np.testing.assert_array_equal(edge, np.asarray((data * 2.0)[index]))   # (eagerly)
 
 
 def test_iterating_a_pending_array_is_replayed_by_its_ints(monkeypatch):

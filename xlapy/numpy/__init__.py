@@ -8,6 +8,7 @@ import sys
 from types import FunctionType
 
 from xlapy.core.array import install_methods
+from xlapy.core.lazy import LazyArray as _LazyArray
 from xlapy.core.lazy_replay import replayed
 from xlapy.numpy import _indexing as _indexing_module
 from xlapy.numpy import linalg  # noqa: F401
@@ -39,6 +40,23 @@ _UNLESS = {"getitem": _getitem_not_replayed}
 for _name, _value in list(vars().items()):
     if isinstance(_value, FunctionType) and _value.__module__ in _REPLAYED:
         vars()[_name] = replayed(_value, _SCALAR_OPERANDS.get(_name, ()), _UNLESS.get(_name))
+
+_replayed_getitem = vars()["getitem"]   # (replayed by the loop above)
+_int_operands = _indexing_module.int_operands
+
+
+def getitem(x, index):
+    """`x[index]` (see `_indexing.getitem`); in lazy mode, the int indices of a
+    lazy array (pending, or computed by a cluster: a step's parameters) are
+    operands (`_indexing.int_operands`), so the call is replayed."""
+    if type(x) is _LazyArray:
+        operands = _int_operands(index)
+        if operands is not None:
+            index = operands
+    return _replayed_getitem(x, index)
+
+
+getitem.__wrapped_for_lazy__ = _replayed_getitem.__wrapped_for_lazy__
 
 # Iterating over an array (`key, sub = random.split(key)`) indexes it by 0, 1, ...
 # alike every step: that is replayed, int and all (`Array.__iter__` calls it).

@@ -476,6 +476,49 @@ def not_replayed(args) -> bool:
                for e in entries)
 
 
+def int_operands(index):
+    """`index` with each Python (or NumPy) int a 0-d int32 array, one object per
+    value, or None where it has no int (or one int32 cannot hold). Lazy mode
+    indexes a pending array so: `x[i]` by a loop's step number is then one
+    replayed call whose index is a leaf, not a call recorded as it is every
+    step (~75 µs: the index parsed, two operations inferred). A 0-d integer
+    array indexes as the int does (the axis goes; negative wraps once, out of
+    bounds clamps)."""
+    entries = index if type(index) is tuple else (index,)
+    if not any(_is_int(e) for e in entries):
+        return None
+    converted = []
+    for e in entries:
+        if _is_int(e):
+            e = _int_operand(int(e))
+            if e is None:
+                return None
+        converted.append(e)
+    return tuple(converted) if type(index) is tuple else converted[0]
+
+
+def _is_int(entry) -> bool:
+    return (type(entry) is int or isinstance(entry, np.integer)) and \
+        not isinstance(entry, np.bool_)
+
+
+def _int_operand(value: int) -> ConcreteArray | None:
+    """`value` as a 0-d int32 array, the same object every time (a constant
+    index stays one leaf of a tape); None where int32 cannot hold it."""
+    made = _INT_OPERANDS.get(value)
+    if made is None:
+        if not -2**31 <= value < 2**31:
+            return None
+        if len(_INT_OPERANDS) >= _MAX_INT_OPERANDS:
+            _INT_OPERANDS.clear()
+        made = _INT_OPERANDS[value] = ConcreteArray(np.asarray(value, np.int32))
+    return made
+
+
+_INT_OPERANDS: dict[int, ConcreteArray] = {}
+_MAX_INT_OPERANDS = 4096
+
+
 def iteration_not_replayed(args) -> bool:
     """Whether lazy mode records `x[i]` of an iteration over `x` as it is: `x` is
     concrete (sliced on the spot). (An iteration's ints are 0, 1, ... every step,
