@@ -236,6 +236,32 @@ def test_indexing_by_a_pending_index_array_is_replayed_without_computing_it(name
         np.testing.assert_array_equal(value, want)
 
 
+def test_index_updates_are_replayed_with_int_indices_as_operands(monkeypatch):
+    """`x.at[i].set(v)`, `.add`, `.max`, `.divide` of a lazy array, by a loop's
+    step number, a slice and an index array: learned once, then replayed (no
+    scatter is planned again) with each step matching its tape; equal to eager."""
+    from xlapy.numpy import _indexing
+    scatters = []
+    original = _indexing._scatter
+    monkeypatch.setattr(_indexing, "_scatter",
+                        lambda *a, **k: scatters.append(a) or original(*a, **k))
+    x = xnp.asarray(_rand(8, (5, 4)))
+    idx = xnp.asarray(np.array([4, 0, 4], np.int32))
+
+    def step(x, i):
+        y = (x * 2.0).at[i % 5].set(1.5).at[1:3].add(x[0] * 0.5)
+        return xnp.sum(y.at[idx].max(0.25).at[-1].divide(4.0))
+
+    eager = [float(step(x, i)) for i in range(8)]
+    with xlapy.jit_scope():
+        lazily = [float(step(x, i)) for i in range(4)]
+        scatters.clear()
+        start = lazy.Stats(**vars(lazy.STATS))
+        lazily += [float(step(x, i)) for i in range(4, 8)]
+        assert not scatters and lazy.STATS.taped - start.taped == 4
+    np.testing.assert_allclose(lazily, eager, rtol=1e-6)
+
+
 def test_numpy_arguments_are_read_at_every_call():
     """A NumPy argument converted inside the call (float64 -> float32) is an
     argument of the recipe, not a constant frozen at the first call."""

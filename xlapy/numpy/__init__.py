@@ -58,6 +58,9 @@ def getitem(x, index):
 
 getitem.__wrapped_for_lazy__ = _replayed_getitem.__wrapped_for_lazy__
 
+# `x.at[index].set(values)` and the like (`_indexing._update` calls it).
+_index_update = replayed(_indexing_module.index_update, (), _indexing_module.holds_int)
+
 # Iterating over an array (`key, sub = random.split(key)`) indexes it by 0, 1, ...
 # alike every step: that is replayed, int and all (`Array.__iter__` calls it).
 _item = replayed(_indexing_module.getitem, (), _indexing_module.iteration_not_replayed)

@@ -585,6 +585,31 @@ _SCATTERS: dict[str, Callable] = {
     "min": lax.scatter_min, "max": lax.scatter_max}
 
 
+def index_update(x, index, values, kind: str, **kwargs) -> Array:
+    """`x.at[index].<kind>(values)` for kind set, add, sub, mul, min or max: the
+    call lazy mode learns and replays (`xnp._index_update`)."""
+    return _scatter(x, index, values, kind, **kwargs)
+
+
+def holds_int(args) -> bool:
+    """Whether the index (the second argument) is or holds a Python int: such a
+    call is recorded as it is, not replayed (see `not_replayed`)."""
+    index = args[1] if len(args) > 1 else None
+    entries = index if type(index) is tuple else (index,)
+    return any(_is_int(e) for e in entries)
+
+
+def _update(x, index, values, kind: str, **kwargs) -> Array:
+    """An update through the replayed call, a lazy array's int indices operands
+    (as `xnp.getitem` has them): `x.at[i].set(v)` in a taped step was recorded
+    as it is every step, ~150 µs."""
+    if type(x) is LazyArray:
+        operands = int_operands(index)
+        if operands is not None:
+            index = operands
+    return xnp._index_update(x, index, values, kind, **kwargs)
+
+
 class _IndexUpdateRef:
     """`x.at[index]`: methods return an updated copy of x (x itself never changes).
 
@@ -606,33 +631,33 @@ class _IndexUpdateRef:
                      indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
 
     def set(self, values, **kwargs) -> Array:
-        return _scatter(self.array, self.index, values, "set", **kwargs)
+        return _update(self.array, self.index, values, "set", **kwargs)
 
     def add(self, values, **kwargs) -> Array:
-        return _scatter(self.array, self.index, values, "add", **kwargs)
+        return _update(self.array, self.index, values, "add", **kwargs)
 
     def subtract(self, values, **kwargs) -> Array:
-        return _scatter(self.array, self.index, values, "sub", **kwargs)
+        return _update(self.array, self.index, values, "sub", **kwargs)
 
     def multiply(self, values, **kwargs) -> Array:
-        return _scatter(self.array, self.index, values, "mul", **kwargs)
+        return _update(self.array, self.index, values, "mul", **kwargs)
 
     mul = multiply
 
     def divide(self, values, **kwargs) -> Array:
         """x / (ones with `values` multiplied in at index), as JAX: ints give floats."""
         ones = xnp.ones_like(self.array)
-        return xnp.divide(self.array, _scatter(ones, self.index, values, "mul", **kwargs))
+        return xnp.divide(self.array, _update(ones, self.index, values, "mul", **kwargs))
 
     def power(self, values, **kwargs) -> Array:
         ones = xnp.ones_like(self.array)
-        return xnp.power(self.array, _scatter(ones, self.index, values, "mul", **kwargs))
+        return xnp.power(self.array, _update(ones, self.index, values, "mul", **kwargs))
 
     def min(self, values, **kwargs) -> Array:
-        return _scatter(self.array, self.index, values, "min", **kwargs)
+        return _update(self.array, self.index, values, "min", **kwargs)
 
     def max(self, values, **kwargs) -> Array:
-        return _scatter(self.array, self.index, values, "max", **kwargs)
+        return _update(self.array, self.index, values, "max", **kwargs)
 
     def apply(self, func: Callable, **kwargs) -> Array:
         """`func` (a scalar function) applied at index, once per occurrence."""
