@@ -465,15 +465,13 @@ def _read(x, index, *, mode=None, fill_value=None, indices_are_sorted: bool = Fa
 
 def not_replayed(args) -> bool:
     """Whether lazy mode records `getitem(x, index)` as it is rather than replaying
-    it: `x` is concrete (sliced on the spot), or the index is or holds a Python
+    it: `x` is concrete (sliced on the spot), or the index still holds a Python
     int (a recipe would hold the slice's start, so a loop indexing by its step
-    number, x[i % 10], would learn a call per value and leave its tape)."""
+    number, x[i % 10], would learn a call per value and leave its tape; a lazy
+    array's ints are made operands before, `int_operands`, unless too big)."""
     if type(args[0]) is ConcreteArray or type(args[0]) is np.ndarray:
         return True
-    index = args[1] if len(args) > 1 else None
-    entries = index if type(index) is tuple else (index,)
-    return any(isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_))
-               for e in entries)
+    return holds_int(args)
 
 
 def int_operands(index):
@@ -498,8 +496,7 @@ def int_operands(index):
 
 
 def _is_int(entry) -> bool:
-    return (type(entry) is int or isinstance(entry, np.integer)) and \
-        not isinstance(entry, np.bool_)
+    return isinstance(entry, (int, np.integer)) and not isinstance(entry, (bool, np.bool_))
 
 
 def _int_operand(value: int) -> ConcreteArray | None:
