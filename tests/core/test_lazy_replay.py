@@ -262,6 +262,28 @@ def test_index_updates_are_replayed_with_int_indices_as_operands(monkeypatch):
     np.testing.assert_allclose(lazily, eager, rtol=1e-6)
 
 
+def test_creation_by_shape_and_dtype_is_replayed(monkeypatch):
+    """xnp.zeros, ones, full and the _like forms inside a step: learned once per
+    signature, then replayed (their Python does not run again); equal to eager."""
+    from xlapy.numpy import _creation
+    made = []
+    original = _creation.full
+    monkeypatch.setattr(_creation, "full", lambda *a, **k: made.append(a) or original(*a, **k))
+    x = xnp.asarray(_rand(9, (3, 4)))
+
+    def step(x):
+        h = xnp.zeros((3, 4), np.float32) + xnp.ones_like(x) * 2.0 + xnp.full((4,), 0.5)
+        return xnp.sum(h + xnp.zeros_like(x, dtype=np.float16).astype(np.float32))
+
+    eager = [float(step(x * float(k))) for k in range(4)]
+    with xlapy.jit_scope():
+        lazily = [float(step(x * float(k))) for k in range(2)]
+        made.clear()
+        lazily += [float(step(x * float(k))) for k in range(2, 4)]
+        assert not made
+    assert lazily == eager
+
+
 def test_numpy_arguments_are_read_at_every_call():
     """A NumPy argument converted inside the call (float64 -> float32) is an
     argument of the recipe, not a constant frozen at the first call."""
