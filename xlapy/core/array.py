@@ -60,8 +60,7 @@ class Array:
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
-        item = _xnp()._item   # (getitem, replayed in lazy mode by its int too)
-        return (item(self, i) for i in range(self.shape[0]))
+        return (self[i] for i in range(self.shape[0]))
 
     # -- operators --------------------------------------------------------------------
     def __add__(self, other): return _xnp().add(self, other)

@@ -8,7 +8,6 @@ import sys
 from types import FunctionType
 
 from xlapy.core.array import install_methods
-from xlapy.core.lazy import LazyArray as _LazyArray
 from xlapy.core.lazy_replay import replayed
 from xlapy.numpy import _indexing as _indexing_module
 from xlapy.numpy import linalg  # noqa: F401
@@ -48,28 +47,21 @@ for _name in ("full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones
     vars()[_name] = replayed(vars()[_name])
 
 _replayed_getitem = vars()["getitem"]   # (replayed by the loop above)
-_int_operands = _indexing_module.int_operands
+_lazy_index = _indexing_module.lazy_index
 
 
 def getitem(x, index):
     """`x[index]` (see `_indexing.getitem`); in lazy mode, the int indices of a
     lazy array (pending, or computed by a cluster: a step's parameters) are
-    operands (`_indexing.int_operands`), so the call is replayed."""
-    if type(x) is _LazyArray:
-        operands = _int_operands(index)
-        if operands is not None:
-            index = operands
-    return _replayed_getitem(x, index)
+    operands (`_indexing.lazy_index`), so the call is replayed (iterating over
+    one too: `key, sub = random.split(key)`)."""
+    return _replayed_getitem(x, _lazy_index(x, index))
 
 
 getitem.__wrapped_for_lazy__ = _replayed_getitem.__wrapped_for_lazy__
 
 # `x.at[index].set(values)` and the like (`_indexing._update` calls it).
 _index_update = replayed(_indexing_module.index_update, (), _indexing_module.holds_int)
-
-# Iterating over an array (`key, sub = random.split(key)`) indexes it by 0, 1, ...
-# alike every step: that is replayed, int and all (`Array.__iter__` calls it).
-_item = replayed(_indexing_module.getitem, (), _indexing_module.iteration_not_replayed)
 
 install_methods(sys.modules[__name__])
 

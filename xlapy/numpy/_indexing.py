@@ -495,6 +495,16 @@ def int_operands(index):
     return tuple(converted) if type(index) is tuple else converted[0]
 
 
+def lazy_index(x, index):
+    """`index` as lazy mode's replayed calls take it: a lazy array's ints made
+    operands (`int_operands`) where they can be; else as it is."""
+    if type(x) is LazyArray:
+        operands = int_operands(index)
+        if operands is not None:
+            return operands
+    return index
+
+
 def _is_int(entry) -> bool:
     return isinstance(entry, (int, np.integer)) and not isinstance(entry, (bool, np.bool_))
 
@@ -514,14 +524,6 @@ def _int_operand(value: int) -> ConcreteArray | None:
 
 _INT_OPERANDS: dict[int, ConcreteArray] = {}
 _MAX_INT_OPERANDS = 4096
-
-
-def iteration_not_replayed(args) -> bool:
-    """Whether lazy mode records `x[i]` of an iteration over `x` as it is: `x` is
-    concrete (sliced on the spot). (An iteration's ints are 0, 1, ... every step,
-    unlike `x[i % 10]`'s: replayed, a tape's call matches them; recorded as they
-    are, each item cost its index parsed and two operations inferred, ~60 µs.)"""
-    return type(args[0]) is not LazyArray
 
 
 def getitem(x, index) -> Array:
@@ -600,11 +602,7 @@ def _update(x, index, values, kind: str, **kwargs) -> Array:
     """An update through the replayed call, a lazy array's int indices operands
     (as `xnp.getitem` has them): `x.at[i].set(v)` in a taped step was recorded
     as it is every step, ~150 µs."""
-    if type(x) is LazyArray:
-        operands = int_operands(index)
-        if operands is not None:
-            index = operands
-    return xnp._index_update(x, index, values, kind, **kwargs)
+    return xnp._index_update(x, lazy_index(x, index), values, kind, **kwargs)
 
 
 class _IndexUpdateRef:
