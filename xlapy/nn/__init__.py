@@ -2,9 +2,13 @@
 dtypes: activations, softmax and its log, logsumexp, standardize, one_hot.
 
 Everything is composed from `xlapy.numpy` and `xlapy.lax`, so it runs
-eagerly and under `xlapy.jit` alike.
+eagerly and under `xlapy.jit` alike. In lazy mode each function is learned
+once per signature and replayed as one recorded node (`lazy_replay`): inside
+an eager training step `softmax` cost ~20 µs a call and `gelu` ~35 (its
+promotion, shape checks and several recorded operations, every call).
 """
 
+from xlapy.core.lazy_replay import replayed as _replayed
 from xlapy.nn._activations import (
     celu,
     elu,
@@ -36,3 +40,9 @@ __all__ = [
     "relu", "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus",
     "squareplus", "standardize", "swish",
 ]
+
+for _name in __all__:
+    if _name != "swish":
+        globals()[_name] = _replayed(globals()[_name])
+swish = silu  # noqa: F811  (jax.nn's alias, of the replayed function)
+del _name, _replayed

@@ -41,9 +41,11 @@ for _name, _value in list(vars().items()):
         vars()[_name] = replayed(_value, _SCALAR_OPERANDS.get(_name, ()), _UNLESS.get(_name))
 
 # Of the creation functions, those of a shape and dtype alone (a step's
-# `h = xnp.zeros((8, 32))`: ~30 µs a call recorded as it is).
+# `h = xnp.zeros((8, 32))`: ~30 µs a call recorded as it is), ranges and
+# matrices (`xnp.eye(16)`: ~90 µs). (`array` and `asarray` hand back data.)
 for _name in ("full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
-              "empty_like"):
+              "empty_like", "arange", "linspace", "logspace", "geomspace", "tri", "eye",
+              "identity", "tril", "triu", "diag", "diagflat", "meshgrid", "indices"):
     vars()[_name] = replayed(vars()[_name])
 
 _replayed_getitem = vars()["getitem"]   # (replayed by the loop above)
