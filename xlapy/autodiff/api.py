@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from xlapy import lax
 from xlapy import numpy as xnp
 from xlapy.autodiff.forward import jvp_computation
 from xlapy.autodiff.lazy_vjp import lazy_vjp
@@ -32,6 +31,7 @@ from xlapy.core.dtypes import float0
 from xlapy.core.pytree import tree_flatten, tree_unflatten
 from xlapy.core.trace import as_array, current_trace, with_weak_type
 from xlapy.errors import CompileError
+from xlapy.lax import primitives as lax
 
 
 def _wraps(fun: Callable):

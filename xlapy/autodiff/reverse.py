@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from xlapy import lax
 from xlapy.autodiff import custom, rules
 from xlapy.autodiff.tape import (
     CUSTOM_JVP,
@@ -27,6 +26,7 @@ from xlapy.autodiff.tape import (
 from xlapy.core.array import Array
 from xlapy.errors import CompileError
 from xlapy.hlo.ir import HloComputation, HloInstruction
+from xlapy.lax import primitives as lax
 
 
 class ReverseReplay(Replay):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 import xlapy.numpy as xnp
-from xlapy import lax
 from xlapy.core.trace import Array
+from xlapy.lax import primitives as lax
 from xlapy.numpy._promotion import promote_args_inexact
 
 _SELU_ALPHA = 1.6732632423543772848170429916717

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 import xlapy.numpy as xnp
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array
+from xlapy.lax import primitives as lax
 from xlapy.numpy._promotion import canonicalize_axes, canonicalize_axis, promote_args_inexact
 
 

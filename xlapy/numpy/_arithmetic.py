@@ -15,8 +15,8 @@ import builtins
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.core.trace import Array
+from xlapy.lax import primitives as lax
 from xlapy.numpy import _eager_fast
 from xlapy.numpy._promotion import (
     constant_like,

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 import numpy as np
 
 import xlapy.numpy as xnp
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.errors import ConcretizationError
 from xlapy.core.trace import Array, as_array, with_weak_type
+from xlapy.lax import primitives as lax
 from xlapy.numpy._promotion import (
     broadcast_shapes,
     broadcast_to,

@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array
+from xlapy.lax import primitives as lax
 from xlapy.numpy._manipulation import concatenate
 from xlapy.numpy._promotion import broadcast_to, canonicalize_axis
 from xlapy.numpy._reductions import _sum_dtype

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 import xlapy.numpy as xnp
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, as_array
+from xlapy.lax import primitives as lax
 
 _INT = np.dtype(np.int32)
 

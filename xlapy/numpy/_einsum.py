@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.core.trace import Array, as_array, with_weak_type
+from xlapy.lax import primitives as lax
 from xlapy.numpy._promotion import promote_dtypes, reshape_exact, result_dtype_and_weak
 
 _ELLIPSIS_BASE = 0x2460  # private labels for '...' dimensions: never letters

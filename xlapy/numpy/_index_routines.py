@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 
 import xlapy.numpy as xnp
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, ConcreteArray, as_array
+from xlapy.lax import primitives as lax
 from xlapy.numpy._indexing import (
     _as_index_array,
     _read,

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 
 import xlapy.numpy as xnp
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.errors import compile_error
 from xlapy.core.lazy import LazyArray
 from xlapy.core.trace import Array, ConcreteArray, Tracer, as_array, with_weak_type
+from xlapy.lax import primitives as lax
 from xlapy.numpy import _eager_fast
 from xlapy.numpy._promotion import (
     broadcast_shapes,

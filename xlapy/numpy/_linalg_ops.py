@@ -16,8 +16,8 @@ import operator
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.core.trace import Array, as_array, with_weak_type
+from xlapy.lax import primitives as lax
 from xlapy.numpy._einsum import einsum, einsum_path
 from xlapy.numpy._promotion import (
     broadcast_arrays,

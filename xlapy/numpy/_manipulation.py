@@ -16,10 +16,10 @@ import operator
 import numpy as np
 
 import xlapy.numpy as xnp
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.errors import compile_error
 from xlapy.core.trace import Array, ConcreteArray, Tracer, as_array
+from xlapy.lax import primitives as lax
 from xlapy.numpy._indexing import _scatter, getitem
 from xlapy.numpy._promotion import (
     broadcast_to,

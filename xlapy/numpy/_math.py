@@ -14,9 +14,9 @@ import math
 import ml_dtypes
 import numpy as np
 
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, as_array, with_weak_type
+from xlapy.lax import primitives as lax
 from xlapy.numpy._arithmetic import absolute, floor_divide
 from xlapy.numpy._promotion import (
     broadcast_arrays,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, as_array
+from xlapy.lax import primitives as lax
 from xlapy.lax.reductions import max_identity, min_identity
 from xlapy.numpy._promotion import broadcast_to, constant_like, convert, to_inexact_dtype
 from xlapy.numpy._reductions import (

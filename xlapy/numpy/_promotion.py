@@ -15,7 +15,6 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.core import dtypes, lazy
 from xlapy.core.array import ConcreteArray
 from xlapy.core.trace import (
@@ -28,6 +27,7 @@ from xlapy.core.trace import (
 )
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
+from xlapy.lax import primitives as lax
 
 _PY_SCALARS = (bool, int, float, complex)
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, Tracer, as_array
+from xlapy.lax import primitives as lax
 from xlapy.numpy._promotion import (
     canonicalize_axes,
     constant_like,

@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, as_array, with_weak_type
+from xlapy.lax import primitives as lax
 from xlapy.lax.reductions import max_identity, min_identity
 from xlapy.numpy._promotion import (
     broadcast_to,

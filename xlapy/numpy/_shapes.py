@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 
 import xlapy.numpy as xnp
-from xlapy import lax
 from xlapy.core.errors import compile_error
 from xlapy.core.trace import Array, Tracer, as_array
+from xlapy.lax import primitives as lax
 from xlapy.numpy._indexing import getitem
 from xlapy.numpy._promotion import (
     canonicalize_axes,

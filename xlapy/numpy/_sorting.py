@@ -18,10 +18,10 @@ from collections.abc import Sequence
 import numpy as np
 
 import xlapy.numpy as xnp
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.errors import compile_error
 from xlapy.core.trace import Array, Tracer, as_array, with_weak_type
+from xlapy.lax import primitives as lax
 from xlapy.numpy._cumulative import (
     cumprod,
     cumsum,

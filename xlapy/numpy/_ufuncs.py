@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.core.trace import Array
+from xlapy.lax import primitives as lax
 from xlapy.numpy._arithmetic import divmod as _divmod
 from xlapy.numpy._promotion import (
     constant_like,

@@ -19,11 +19,11 @@ from typing import NamedTuple
 import numpy as np
 
 import xlapy.numpy as xnp
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, as_array, bind
 from xlapy.hlo.attributes import TriangularSolveTranspose
 from xlapy.hlo.opcode import Opcode
+from xlapy.lax import primitives as lax
 from xlapy.numpy import _decompositions as dec
 from xlapy.numpy._linalg_ops import matmul, outer, tensordot, vecdot
 from xlapy.numpy._promotion import (

@@ -14,9 +14,9 @@ import math
 import numpy as np
 
 import xlapy.numpy as xnp
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, Tracer, as_array
+from xlapy.lax import primitives as lax
 from xlapy.numpy._promotion import (
     broadcast_shapes,
     broadcast_to,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.core.trace import Array, as_array
+from xlapy.lax import primitives as lax
 from xlapy.random._fma import fma
 
 _F32_BELOW_5 = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,

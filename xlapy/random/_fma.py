@@ -15,8 +15,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from xlapy import lax
 from xlapy.core.trace import Array, as_array
+from xlapy.lax import primitives as lax
 
 _F64 = np.dtype(np.float64)
 _BF16 = np.dtype(ml_dtypes.bfloat16)

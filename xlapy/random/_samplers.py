@@ -13,9 +13,9 @@ import ml_dtypes
 import numpy as np
 
 import xlapy.numpy as xnp
-from xlapy import lax
 from xlapy.core import dtypes
 from xlapy.core.trace import Array, as_array
+from xlapy.lax import primitives as lax
 from xlapy.numpy._promotion import broadcast_shapes, broadcast_to
 from xlapy.random._erf_inv import erf_inv
 from xlapy.random._fma import fma

@@ -15,8 +15,8 @@ import operator
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.core.trace import Array, as_array
+from xlapy.lax import primitives as lax
 
 _U32 = np.dtype(np.uint32)
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.autodiff.tape import Node, is_differentiable_type
 from xlapy.core.array import ConcreteArray
 from xlapy.core.trace import bind
+from xlapy.lax import primitives as lax
 
 
 def zeros_like(x):

@@ -12,12 +12,12 @@ A reduction other than a sum is not linear and is refused.
 
 from __future__ import annotations
 
-from xlapy import lax
 from xlapy.autodiff.rules import jvp, vjp
 from xlapy.autodiff.rules._util import instantiate, linear_jvp, rebind
 from xlapy.core.trace import bind
 from xlapy.errors import CompileError
 from xlapy.hlo.opcode import Opcode as Op
+from xlapy.lax import primitives as lax
 from xlapy.lax.reductions import scalar_computation
 
 _GROUP_ATTRS = ("replica_groups", "channel_id", "use_global_device_ids")

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.autodiff.rules import jvp, vjp
 from xlapy.autodiff.rules._util import bilinear_jvp, zeros_like
 from xlapy.autodiff.rules.nondifferentiable import unsupported
 from xlapy.core.trace import bind
 from xlapy.hlo.attributes import ConvolutionDimensionNumbers, Window, WindowDimension
 from xlapy.hlo.opcode import Opcode
+from xlapy.lax import primitives as lax
 
 Op = Opcode
 

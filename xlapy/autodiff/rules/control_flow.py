@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.autodiff import forward, reverse
 from xlapy.autodiff.rules import jvp, vjp, vjp_forward
 from xlapy.autodiff.rules._util import instantiate, zeros_like
@@ -34,6 +33,7 @@ from xlapy.hlo.attributes import ComparisonDirection
 from xlapy.hlo.evaluator.evaluator import Evaluator
 from xlapy.hlo.ir import HloComputation, HloInstruction
 from xlapy.hlo.opcode import Opcode
+from xlapy.lax import primitives as lax
 
 
 # -- trip counts -------------------------------------------------------------------------

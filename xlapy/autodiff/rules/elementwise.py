@@ -25,10 +25,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.autodiff.rules import jvp, vjp
 from xlapy.autodiff.rules._util import constant, linear_jvp, rebind, sum_to_shape, zeros_like
 from xlapy.hlo.opcode import Opcode
+from xlapy.lax import primitives as lax
 
 Op = Opcode
 

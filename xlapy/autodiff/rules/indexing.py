@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.autodiff.rules import jvp, vjp
 from xlapy.autodiff.rules._util import constant, instantiate, linear_jvp, rebind, zeros_like
 from xlapy.core import dtypes
@@ -37,6 +36,7 @@ from xlapy.core.trace import bind
 from xlapy.errors import CompileError
 from xlapy.hlo.opcode import Opcode
 from xlapy.lax import elementwise as ew
+from xlapy.lax import primitives as lax
 from xlapy.lax.gather_scatter import _combiner, _replace
 
 Op = Opcode

@@ -30,7 +30,6 @@ import math
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.autodiff import api
 from xlapy.autodiff.rules import jvp, vjp
 from xlapy.autodiff.rules._util import instantiate, linear_jvp, rebind, zeros_like
@@ -39,6 +38,7 @@ from xlapy.core.array import ConcreteArray
 from xlapy.core.trace import bind
 from xlapy.hlo.attributes import FftType, TriangularSolveTranspose
 from xlapy.hlo.opcode import Opcode
+from xlapy.lax import primitives as lax
 
 Op = Opcode
 Transpose = TriangularSolveTranspose

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.autodiff import forward
 from xlapy.autodiff.rules import jvp, vjp
 from xlapy.autodiff.rules._util import constant, instantiate, linear_jvp, zeros_like
@@ -31,6 +30,7 @@ from xlapy.core.trace import bind
 from xlapy.errors import CompileError
 from xlapy.hlo.ir import HloComputation
 from xlapy.hlo.opcode import Opcode
+from xlapy.lax import primitives as lax
 from xlapy.lax.reductions import max_identity, min_identity, scalar_computation
 
 Op = Opcode

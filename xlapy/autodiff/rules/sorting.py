@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.autodiff.rules import jvp, vjp, vjp_forward
 from xlapy.autodiff.rules._util import zeros_like
 from xlapy.autodiff.tape import evaluate, is_differentiable_type
 from xlapy.core.trace import bind
 from xlapy.hlo.opcode import Opcode
 from xlapy.lax import elementwise as ew
+from xlapy.lax import primitives as lax
 from xlapy.lax.gather_scatter import _combiner
 from xlapy.lax.reductions import scalar_computation
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.autodiff import forward, reverse
 from xlapy.autodiff.rules import jvp, vjp
 from xlapy.autodiff.rules._util import full, instantiate, linear_jvp, zeros_like
@@ -25,6 +24,7 @@ from xlapy.autodiff.tape import is_differentiable_type
 from xlapy.core.trace import bind
 from xlapy.hlo.opcode import Opcode
 from xlapy.hlo.shape import Shape
+from xlapy.lax import primitives as lax
 from xlapy.lax.reductions import scalar_computation
 
 Op = Opcode

@@ -27,7 +27,6 @@ import weakref
 
 import numpy as np
 
-from xlapy import lax
 from xlapy.autodiff.rules import jvp, vjp
 from xlapy.autodiff.rules._util import instantiate, linear_jvp, rebind, zeros_like
 from xlapy.autodiff.rules.reductions import (
@@ -43,6 +42,7 @@ from xlapy.core.trace import bind
 from xlapy.errors import CompileError
 from xlapy.hlo.attributes import Window
 from xlapy.hlo.opcode import Opcode
+from xlapy.lax import primitives as lax
 from xlapy.lax.reductions import max_identity, min_identity, scalar_computation
 
 Op = Opcode
