@@ -130,12 +130,16 @@ def test_compiled_plans_of_shapes_and_axes_decide_as_the_generic_path(checked):
     assert accepted > 10 and refused > 0
 
 
+_AN_INDEX = (slice(0, 2), None, slice(None, None, 3))
+
+
 def test_compiled_plans_of_slices_decide_as_the_generic_path(checked):
     """An index of slices, None and Ellipsis (plan checks of kind 6): equal
     indices match, another bound or another kind of entry do not."""
     x = xnp.asarray(np.arange(24, dtype=np.float32).reshape(4, 6))
     variants = [
         lambda: (slice(1, 3), None), lambda: (slice(1, 3), None),   # made, then matched
+        lambda: _AN_INDEX, lambda: _AN_INDEX,   # one object every call: taken as it is
         lambda: (slice(1, 4), None),                                 # another bound
         lambda: (slice(1, 3), Ellipsis),                             # another entry
         lambda: (slice(None, 3), slice(None, None, 2)),

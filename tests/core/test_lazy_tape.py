@@ -301,3 +301,38 @@ def test_a_deleted_array_in_a_taped_step_says_so():
         w.delete()
         with pytest.raises(RuntimeError, match="deleted"):
             float(xnp.sum(xnp.tanh(x @ w) * 2.0))
+
+
+def _joined(parts: str, h, x, y):
+    """concatenate and stack of a step's pending `h` and leaves `x`, `y`, the list
+    spelled by `parts`."""
+    lists = {"hx": [h, x], "xh": [x, h], "tuple hx": (h, x), "hxh": [h, x, h], "hy": [h, y]}
+    joined = lists[parts]
+    return xnp.sum(xnp.concatenate(joined, axis=0) * 2.0) + xnp.sum(xnp.stack(joined)[0])
+
+
+def test_a_list_of_arrays_is_checked_element_by_element(monkeypatch):
+    """concatenate's and stack's list of arrays has a plan (it had none: each call
+    spelled its signature again, ~8 µs; now ~2.3): matched steps spell no list,
+    and a list with the handles swapped, a tuple for the list, another length
+    or another leaf in it is taken as what it is. Every value equals eager."""
+    from xlapy.core import lazy_replay
+    spelled = []
+    original = lazy_replay._specs
+    monkeypatch.setattr(lazy_replay, "_specs", lambda values, arrays: (
+        spelled.extend(v for v in values if type(v) in (list, tuple) and v
+                       and hasattr(v[0], "shape")) or original(values, arrays)))
+    monkeypatch.setattr(lazy_steps, "TAPES", {})
+    rng = np.random.default_rng(3)
+    x, y = (xnp.asarray(rng.standard_normal((4, 3)).astype(np.float32)) for _ in range(2))
+    order = ["hx"] * 4 + ["xh", "hx", "tuple hx", "hx", "hxh", "hx", "hy", "hy", "hx"]
+    with xlapy.jit_scope():
+        got, matched = [], []
+        for i, parts in enumerate(order):
+            taped, count = lazy.STATS.taped, len(spelled)
+            got.append(float(_joined(parts, xnp.tanh(x * float(i)), x, y)))
+            matched.append(lazy.STATS.taped > taped and len(spelled) == count)
+    want = [float(_joined(parts, xnp.tanh(x * float(i)), x, y)) for i, parts in enumerate(order)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert matched[2:4] == [True, True] and matched[-1]       # repeated: from the tape
+    assert not any(matched[k] for k in (4, 6, 8, 10))         # another list: not taken

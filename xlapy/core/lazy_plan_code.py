@@ -90,7 +90,8 @@ def compiled(plan: CallPlan):
                          f"{seen} != {c} or tuple(map(type, {a})) != {constant(types)}): "
                          "return None")
         elif kind == 6:   # an index of slices and such, spelled with its types
-            lines.append(f"if static_index({a}) != {constant(check[1])}: return None")
+            lines.append(f"if {a} is not {constant(check[2])} and "
+                         f"static_index({a}) != {constant(check[1])}: return None")
         else:   # an array only the call's signature reads
             _, type_, shape, dtype, weak = check
             lines += [f"if type({a}) is not {constant(type_)} or {a}.shape != "

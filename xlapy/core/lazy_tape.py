@@ -132,9 +132,10 @@ def noted_arguments(args, recipe) -> tuple | None:
     no handle (a held handle would make its value an output of the cluster):
     ("h", order, index, weak) for a pending result, ("s", type, value) for a
     scalar, ("t", type, value, element types) for a tuple or list of scalars,
-    ("v", type, value, weak) for an array's value, ("k", spelling) for an
-    index of slices and such; None where one is none of these, or is a NumPy
-    array the recipe converts."""
+    ("v", type, value, weak) for an array's value, ("k", spelling, value) for an
+    index of slices and such, ("l", type, notes) for a list or tuple of arrays
+    (`concatenate`'s); None where one is none of these, or is a NumPy array the
+    recipe converts."""
     noted = []
     for a in args:
         kind = type(a)
@@ -151,11 +152,17 @@ def noted_arguments(args, recipe) -> tuple | None:
             noted.append(("v", kind, a, False))
         elif isinstance(a, ConcreteArray):
             noted.append(("v", kind, a.value, a.weak_type))
+        elif (kind is list or kind is tuple) and a and all(
+                isinstance(x, ConcreteArray) or type(x) is np.ndarray for x in a):
+            parts = noted_arguments(a, recipe)
+            if parts is None:
+                return None
+            noted.append(("l", kind, parts))
         else:
             spelled = static_index(a)
             if spelled is None:
                 return None
-            noted.append(("k", spelled))
+            noted.append(("k", spelled, a))
     return tuple(noted)
 
 
@@ -196,7 +203,8 @@ class CallPlan:
         shape = self.instruction.shape
         self.result = (shape.dimensions, np.dtype(shape.dtype)) if shape.is_array else None
         """The node's one array result: its dimensions and NumPy dtype (None: a tuple)."""
-        arrays = sum(1 for c in checks if c[0] in (0, 1, 3))
+        arrays = sum(1 if c[0] in (0, 1, 3) else len(c[2]) if c[0] == 7 else 0
+                     for c in checks)
         self.plain = self.specs == tuple(("a", i) for i in range(arrays))
         """The node's operands are the array arguments as given, in order."""
         self.pick = self.constants = None
@@ -221,15 +229,22 @@ def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:
     a leaf; (2, type, value) for a scalar; (3, type, shape, dtype, weak) for an
     array only the signature reads; (4, type, value, element types) for a tuple
     or list of scalars; (5, type, repr) for a zero scalar, whose sign counts;
-    (6, spelling) for an index of slices and such (`static_index`).
+    (6, spelling, value) for an index of slices and such (`static_index`; the
+    same object is the same index: slices and tuples do not change); (7, type,
+    checks) for a list or tuple of arrays, a check of kind 0, 1 or 3 each.
     None where an argument is none of these."""
     if call is None:
         return None
     if type(call) is CallPlan:   # (made from a plan: its positions and leaves are this
         return call              # step's, the tape's prefix)
     fn, noted, recipe, flags, x64, keywords = call
-    if noted is None:
+    checks = None if noted is None else _checks(noted, position, slot)
+    if checks is None:
         return None
+    return CallPlan(fn, tuple(checks), recipe, flags, x64, keywords)
+
+
+def _checks(noted, position: dict, slot: dict) -> list | None:
     checks = []
     for a in noted:
         if a[0] == "h":
@@ -237,10 +252,15 @@ def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:
             if k is None:
                 return None
             checks.append((0, k, a[2], a[3]))
+        elif a[0] == "l":
+            parts = _checks(a[2], position, slot)
+            if parts is None:
+                return None
+            checks.append((7, a[1], tuple(parts)))
         elif a[0] == "s":
             checks.append((5, a[1], repr(a[2])) if signed_zero(a[2]) else (2, a[1], a[2]))
         elif a[0] == "k":
-            checks.append((6, a[1]))
+            checks.append((6, a[1], a[2]))
         elif a[0] == "t":
             checks.append((4, a[1], a[2], a[3]))
         else:
@@ -250,7 +270,7 @@ def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:
                 checks.append((1, number, kind, weak, value.shape, value.dtype))
             else:
                 checks.append((3, kind, value.shape, value.dtype, weak))
-    return CallPlan(fn, tuple(checks), recipe, flags, x64, keywords)
+    return checks
 
 
 def _source(operand, position: dict, slot: dict, node: Node):
@@ -348,10 +368,22 @@ class TapeRun:
     def arguments(self, args, checks):
         """The arguments as a node's operands hold them, where each comes from where
         the tape's did (then the leaves they are are gathered); else None."""
-        if len(args) != len(checks):
+        given: list = []
+        fills: list = []
+        if not self._gather(args, checks, given, fills):
             return None
-        given = []
-        fills = None
+        leaves = self.leaves
+        for number, value in fills:
+            if leaves[number] is not None and leaves[number] is not value:
+                return None
+            leaves[number] = value
+        return given
+
+    def _gather(self, args, checks, given: list, fills: list) -> bool:
+        """`arguments`' checks: each operand taken into `given`, each leaf not yet
+        gathered into `fills` as (number, value); False where one does not pass."""
+        if len(args) != len(checks):
+            return False
         nodes = self.nodes
         leaves = self.leaves
         for a, check in zip(args, checks):
@@ -360,52 +392,50 @@ class TapeRun:
                 node = nodes[check[1]]
                 if (getattr(a, "_node", None) is not node or a._index != check[2]
                         or a.weak_type != check[3]):
-                    return None
+                    return False
                 given.append((node, check[2]))
             elif kind == 1:
                 if type(a) is not check[2]:
-                    return None
+                    return False
                 if check[2] is np.ndarray:
                     value = a
                 else:   # (None: pending, or deleted; the ordinary path says which)
                     value = a._value
                     if value is None or a.weak_type != check[3]:
-                        return None
+                        return False
                 if value.shape != check[4] or value.dtype != check[5]:
-                    return None
+                    return False
                 held = leaves[check[1]]
                 if held is None:
-                    fills = fills or []
                     fills.append((check[1], value))
                 elif held is not value:
-                    return None
+                    return False
                 given.append(value)
             elif kind == 2:   # (a constant of the caller's code is the same object)
                 if a is not check[2] and (type(a) is not check[1] or a != check[2]):
-                    return None
+                    return False
             elif kind == 6:   # a static index (slices and such), spelled with its types
-                if static_index(a) != check[1]:
-                    return None
+                if a is not check[2] and static_index(a) != check[1]:
+                    return False
             elif kind == 5:   # a zero, whose sign counts (0.0 == -0.0)
                 if type(a) is not check[1] or a or repr(a) != check[2]:
-                    return None
+                    return False
             elif kind == 4:
                 if a is not check[2] and (type(a) is not check[1]
                                           or (tuple(a) if check[1] is list else a) != check[2]
                                           or tuple(map(type, a)) != check[3]):
-                    return None
+                    return False
+            elif kind == 7:   # a list or tuple of arrays, each checked as one
+                if (type(a) is not check[1] or len(a) != len(check[2])
+                        or not self._gather(a, check[2], given, fills)):
+                    return False
             else:
                 if (type(a) is not check[1] or a.shape != check[2] or a.dtype != check[3]
                         or getattr(a, "weak_type", False) != check[4]
                         or getattr(a, "_value", 0) is None and a._node is not None):
-                    return None
+                    return False
                 given.append(a if check[1] is np.ndarray else a.value)
-        if fills:
-            for number, value in fills:
-                if leaves[number] is not None and leaves[number] is not value:
-                    return None
-                leaves[number] = value
-        return given
+        return True
 
     def rematched(self, tape: Tape) -> TapeRun | None:
         """A run of `tape` with this run's nodes and cut-outs so far, where they
