@@ -154,6 +154,33 @@ def test_compiled_plans_of_slices_decide_as_the_generic_path(checked):
     assert accepted > 5 and refused > 0
 
 
+def test_compiled_plans_of_lists_of_arrays_decide_as_the_generic_path(checked):
+    """A list or tuple of arrays (plan checks of kind 7, concatenate's): the same
+    handles and leaves match; swapped, another container, another length,
+    another leaf or a NumPy array in it do not."""
+    rng = np.random.default_rng(5)
+    x, y = (xnp.asarray(rng.standard_normal((2, 3)).astype(np.float32)) for _ in range(2))
+    raw = np.asarray(x)
+    same = lambda h: [h, x]   # noqa: E731
+    variants = [same, same,   # the tape is made, then matched; each other one follows it
+                lambda h: (h, x), same,         # a tuple where the tape had a list
+                lambda h: [x, h], same,         # swapped
+                lambda h: [h, x, h], same,      # another length
+                lambda h: [h, y], same,         # another leaf where x was
+                lambda h: [h, raw], same]       # a NumPy array where x was
+    for joined in variants:
+        with xlapy.jit_scope():
+            seen = [float(xnp.sum(xnp.concatenate(joined(xnp.tanh(x * 2.0))) * 3.0))
+                    for _ in range(3)]
+        h = np.tanh(np.asarray(x) * 2)
+        want = float(np.sum(np.concatenate([np.asarray(a) if a is not None else h for a in
+                                            joined(None)]).astype(np.float32) * 3))
+        np.testing.assert_allclose(seen, [want] * 3, rtol=1e-6)
+    accepted, refused = checked
+    assert accepted > 5 and refused > 0
+    assert any(callable(p.fast) and any(c[0] == 7 for c in p.checks) for p in _plans())
+
+
 def _plans() -> list:
     """The plans of the tapes kept, but each tape's first (its node begins the run
     before any call is matched: that plan is never used)."""

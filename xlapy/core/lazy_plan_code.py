@@ -39,7 +39,7 @@ def compiled(plan: CallPlan):
     where the tape had it (as `_taped` with `TapeRun.arguments` decides); None
     for a plan this does not write."""
     if plan.result is None or plan.index is not None or any(
-            c[0] not in (0, 1, 2, 3, 4, 6) for c in plan.checks):
+            c[0] not in (0, 1, 2, 3, 4, 6, 7) for c in plan.checks):
         return None
     if any(s[0] not in "ac" for s in plan.specs):
         return None
@@ -50,33 +50,35 @@ def compiled(plan: CallPlan):
         return f"k{len(values) - 1}"
 
     lines = []
-    arrays = []     # per array argument (kinds 0, 1 and 3), the operand's expression
+    arrays = []     # per array (kinds 0, 1 and 3, alone or in a list), its operand
     fills = []      # (leaf, value's variable) for leaves the run has not gathered yet
-    for i, check in enumerate(plan.checks):
-        a = f"a{i}"
+
+    def emit(a: str, check) -> None:
+        """The lines checking argument `a` (a variable) against `check`."""
+        nonlocal lines
         kind = check[0]
         if kind == 0:   # a pending result of the step, made by node `position`
             _, position, index, weak = check
             index = constant(index)
-            lines += [f"n{i} = nodes[{constant(position)}]",
-                      f"if getattr({a}, '_node', None) is not n{i} or {a}._index != {index} "
+            lines += [f"n{a} = nodes[{constant(position)}]",
+                      f"if getattr({a}, '_node', None) is not n{a} or {a}._index != {index} "
                       f"or {a}.weak_type != {constant(weak)}: return None"]
-            arrays.append(f"(n{i}, {index})")
+            arrays.append(f"(n{a}, {index})")
         elif kind == 1:   # a leaf's value
             _, number, type_, weak, shape, dtype = check
             lines.append(f"if type({a}) is not {constant(type_)}: return None")
             if type_ is np.ndarray:
-                lines.append(f"v{i} = {a}")
+                lines.append(f"v{a} = {a}")
             else:
-                lines += [f"v{i} = {a}._value",
-                          f"if v{i} is None or {a}.weak_type != {constant(weak)}: return None"]
+                lines += [f"v{a} = {a}._value",
+                          f"if v{a} is None or {a}.weak_type != {constant(weak)}: return None"]
             number = constant(number)
-            lines += [f"if v{i}.shape != {constant(shape)} or v{i}.dtype != "
+            lines += [f"if v{a}.shape != {constant(shape)} or v{a}.dtype != "
                       f"{constant(dtype)}: return None",
                       f"h = leaves[{number}]",
-                      f"if h is not None and h is not v{i}: return None"]
-            fills.append((number, f"v{i}"))
-            arrays.append(f"v{i}")
+                      f"if h is not None and h is not v{a}: return None"]
+            fills.append((number, f"v{a}"))
+            arrays.append(f"v{a}")
         elif kind == 2:   # a scalar the caller's code passes again (the same object, or equal)
             _, type_, value = check
             c = constant(value)
@@ -92,6 +94,14 @@ def compiled(plan: CallPlan):
         elif kind == 6:   # an index of slices and such, spelled with its types
             lines.append(f"if {a} is not {constant(check[2])} and "
                          f"static_index({a}) != {constant(check[1])}: return None")
+        elif kind == 7:   # a list or tuple of arrays: each element checked as one
+            _, type_, parts = check
+            names = [f"{a}_{j}" for j in range(len(parts))]
+            lines += [f"if type({a}) is not {constant(type_)} or len({a}) != {len(parts)}: "
+                      "return None",
+                      f"{', '.join(names)}{',' if len(parts) == 1 else ''} = {a}"]
+            for name, part in zip(names, parts):
+                emit(name, part)
         else:   # an array only the call's signature reads
             _, type_, shape, dtype, weak = check
             lines += [f"if type({a}) is not {constant(type_)} or {a}.shape != "
@@ -100,6 +110,9 @@ def compiled(plan: CallPlan):
                       f"getattr({a}, '_value', 0) is None and {a}._node is not None: "
                       "return None"]
             arrays.append(a if type_ is np.ndarray else f"{a}.value")
+
+    for i, check in enumerate(plan.checks):
+        emit(f"a{i}", check)
     for number, value in fills:   # (after every check, as TapeRun.arguments does)
         lines += [f"if leaves[{number}] is None: leaves[{number}] = {value}",
                   f"elif leaves[{number}] is not {value}: return None"]
