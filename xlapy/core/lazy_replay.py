@@ -49,7 +49,8 @@ class _Recipe:
     """The nodes one call made: (instruction, operand specs, weak type) each,
     operands ("a", i) for array argument i, ("n", j, index) for node j, ("c",
     value) for a scalar constant, ("t", specs) for a tuple; and the result
-    leaves, ("a", i, weak) or ("n", j, index, weak), in a list or alone."""
+    leaves, ("a", i, weak) or ("n", j, index, weak), alone or in a container
+    (what makes it from the list of leaves: tuple, list, a named tuple's _make)."""
 
     __slots__ = ("steps", "results", "container", "direct", "single")
 
@@ -242,8 +243,12 @@ def _learned(fn, key, args, kwargs, arrays):
 
 def _recipe(out, log: list, marks: dict) -> _Recipe | None:
     """The recipe of a learned call, or None where it cannot be replayed."""
-    if isinstance(out, (tuple, list)):
-        container, leaves = type(out), list(out)
+    if isinstance(out, (tuple, list)):   # (a named tuple, such as slogdet's, by its _make)
+        kind = type(out)
+        container = kind if kind is tuple or kind is list else getattr(kind, "_make", None)
+        if container is None:
+            return None
+        leaves = list(out)
     else:
         container, leaves = None, [out]
     made = [n for n in log if n.order not in marks]

@@ -62,6 +62,19 @@ def getitem(x, index):
 
 getitem.__wrapped_for_lazy__ = _replayed_getitem.__wrapped_for_lazy__
 
+# Sorting, quantiles, take and put, and linalg, of static shapes (those whose
+# result's shape depends on the data, unique or nonzero, are left as they are).
+for _name in ("sort", "argsort", "partition", "argpartition", "lexsort", "searchsorted",
+              "digitize", "isin", "select", "median", "quantile", "percentile", "nanmedian",
+              "nanquantile", "nanpercentile", "take", "take_along_axis", "put", "put_along_axis",
+              "ravel_multi_index", "unravel_index"):
+    vars()[_name] = replayed(vars()[_name])
+for _name in ("norm", "vector_norm", "matrix_norm", "matrix_transpose", "solve", "inv", "det",
+              "slogdet", "trace", "diagonal", "cross", "multi_dot", "cholesky", "qr", "eigh",
+              "eigvalsh", "svdvals", "solve_triangular", "triangular_solve", "lu_factor",
+              "matrix_power"):
+    setattr(linalg, _name, replayed(getattr(linalg, _name)))
+
 # `x.at[index].set(values)` and the like (`_indexing._update` calls it).
 _index_update = replayed(_indexing_module.index_update, (), _indexing_module.holds_int)
 

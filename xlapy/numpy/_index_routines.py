@@ -56,10 +56,9 @@ def _along_axis_index(shape: tuple[int, ...], indices: Array, axis: int) -> tupl
     for d, n in enumerate(shape):
         if d == axis:
             index.append(indices)
-        else:
-            grid = np.arange(n, dtype=np.int32).reshape(
-                [n if e == d else 1 for e in range(len(shape))])
-            index.append(as_array(grid))
+        else:   # (an iota, not a NumPy constant: lazy mode replays a call of constants)
+            index.append(lax.broadcasted_iota(
+                np.int32, tuple(n if e == d else 1 for e in range(len(shape))), d))
     return tuple(index)
 
 
