@@ -181,6 +181,30 @@ def test_compiled_plans_of_lists_of_arrays_decide_as_the_generic_path(checked):
     assert any(callable(p.fast) and any(c[0] == 7 for c in p.checks) for p in _plans())
 
 
+def test_compiled_plans_of_indices_mixing_slices_and_ints_decide_as_the_generic_path(checked):
+    """`x[:, i]` and `x.at[:, i].set(v)` of a pending x: the ints become operands
+    (`_indexing.int_operands`), so the index is a tuple of a slice and an array
+    (plan checks of kind 7 holding kinds 6 and 1); another int is another leaf
+    value and matches, another slice or the entries swapped do not."""
+    x = xnp.asarray(np.arange(24, dtype=np.float32).reshape(4, 6))
+    same = lambda: (slice(None), 1)   # noqa: E731
+    variants = [same, same,
+                lambda: (slice(None), 2), same,     # another int: another leaf value
+                lambda: (slice(1, 3), 1), same,     # another slice
+                lambda: (1, slice(None)), same]     # the entries swapped
+    for index in variants:
+        with xlapy.jit_scope():
+            seen = [(float(xnp.sum((x * 2.0)[index()] * 3.0)),
+                     float(xnp.sum((x * 2.0).at[index()].set(-1.0) * 3.0))) for _ in range(3)]
+        doubled = np.arange(24, dtype=np.float32).reshape(4, 6) * 2
+        updated = doubled.copy()
+        updated[index()] = -1.0
+        assert seen == [(float(np.sum(doubled[index()] * 3)), float(np.sum(updated * 3)))] * 3
+    accepted, refused = checked
+    assert accepted > 5 and refused > 0
+    assert any(callable(p.fast) and any(c[0] == 7 for c in p.checks) for p in _plans())
+
+
 def _plans() -> list:
     """The plans of the tapes kept, but each tape's first (its node begins the run
     before any call is matched: that plan is never used)."""

@@ -94,7 +94,7 @@ def compiled(plan: CallPlan):
         elif kind == 6:   # an index of slices and such, spelled with its types
             lines.append(f"if {a} is not {constant(check[2])} and "
                          f"static_index({a}) != {constant(check[1])}: return None")
-        elif kind == 7:   # a list or tuple of arrays: each element checked as one
+        elif kind == 7:   # a list or tuple: each element checked as one
             _, type_, parts = check
             names = [f"{a}_{j}" for j in range(len(parts))]
             lines += [f"if type({a}) is not {constant(type_)} or len({a}) != {len(parts)}: "

@@ -52,7 +52,7 @@ class _Recipe:
     leaves, ("a", i, weak) or ("n", j, index, weak), alone or in a container
     (what makes it from the list of leaves: tuple, list, a named tuple's _make)."""
 
-    __slots__ = ("steps", "results", "container", "direct", "single")
+    __slots__ = ("steps", "results", "container", "direct", "single", "spread")
 
     def __init__(self, steps, results, container):
         self.steps = steps
@@ -60,6 +60,7 @@ class _Recipe:
         self.container = container
         self.direct = False   # NumPy arguments are operands as they are
         self.single = False   # one step, whose one result is the call's, as made
+        self.spread = False   # one step, its results the container's, in order, as made
 
 
 def replayed(fn, scalar_operands: tuple = (), unless=None):
@@ -105,8 +106,8 @@ def replayed(fn, scalar_operands: tuple = (), unless=None):
         if recipe is None:
             return fn(*args, **kwargs)
         out = _replay(recipe, arrays)
-        if recipe.single and state.steplog is not None:
-            state.stepcalls[out._node.order] = (
+        if (recipe.single or recipe.spread) and state.steplog is not None:
+            state.stepcalls[(out if recipe.single else out[0])._node.order] = (
                 fn, noted_arguments((*args, *kwargs.values()), recipe), recipe, key[1], key[2],
                 tuple(kwargs))
         return out
@@ -231,8 +232,12 @@ def _learned(fn, key, args, kwargs, arrays):
         recipe.direct = all(c.value is a for c, a in zip(converted, arrays)
                             if type(a) is np.ndarray)
         results = recipe.results
-        recipe.single = (len(recipe.steps) == 1 and recipe.container is None
-                         and results[0][0] == "n" and results[0][3] == recipe.steps[0][2])
+        one = recipe.steps[0] if len(recipe.steps) == 1 else None
+        recipe.single = (one is not None and recipe.container is None
+                         and results[0][0] == "n" and results[0][3] == one[2])
+        recipe.spread = (one is not None and recipe.container is not None   # (split's)
+                         and one[0].shape.is_tuple and results == [
+                             ("n", 0, k, one[2]) for k in range(len(one[0].shape.tuple_shapes))])
     _CACHE[key] = recipe
     if len(_CACHE) > _SIZE:
         _CACHE.popitem(last=False)
@@ -349,6 +354,8 @@ def _taped(run, fn, args, kwargs):
     log = _LAZY.log
     if log is not None:
         log.append(node)
+    if plan.container is not None:
+        return plan.container(list(made))
     return made if plan.index is None else made[plan.index]
 
 
@@ -375,6 +382,10 @@ def _replay(recipe: _Recipe, arrays: list):
                                            else _operand(s, given, ()) for s in specs], weak)[1]
         index = recipe.results[0][2]
         return made if index is None else made[index]
+    if recipe.spread:   # one node of several results, the call's in their order
+        instruction, specs, weak = recipe.steps[0]
+        return recipe.container(list(lazy.add_node(
+            instruction, [_operand(s, given, ()) for s in specs], weak)[1]))
     nodes: list = []
     handles: list = []
     for instruction, specs, weak in recipe.steps:

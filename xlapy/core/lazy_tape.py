@@ -133,9 +133,9 @@ def noted_arguments(args, recipe) -> tuple | None:
     ("h", order, index, weak) for a pending result, ("s", type, value) for a
     scalar, ("t", type, value, element types) for a tuple or list of scalars,
     ("v", type, value, weak) for an array's value, ("k", spelling, value) for an
-    index of slices and such, ("l", type, notes) for a list or tuple of arrays
-    (`concatenate`'s); None where one is none of these, or is a NumPy array the
-    recipe converts."""
+    index of slices and such, ("l", type, notes) for a list or tuple of these
+    (`concatenate`'s arrays, an index of slices and index arrays); None where
+    one is none of these, or is a NumPy array the recipe converts."""
     noted = []
     for a in args:
         kind = type(a)
@@ -152,17 +152,15 @@ def noted_arguments(args, recipe) -> tuple | None:
             noted.append(("v", kind, a, False))
         elif isinstance(a, ConcreteArray):
             noted.append(("v", kind, a.value, a.weak_type))
-        elif (kind is list or kind is tuple) and a and all(
-                isinstance(x, ConcreteArray) or type(x) is np.ndarray for x in a):
-            parts = noted_arguments(a, recipe)
+        else:
+            spelled = static_index(a)
+            if spelled is not None:
+                noted.append(("k", spelled, a))
+                continue
+            parts = noted_arguments(a, recipe) if kind is list or kind is tuple else None
             if parts is None:
                 return None
             noted.append(("l", kind, parts))
-        else:
-            spelled = static_index(a)
-            if spelled is None:
-                return None
-            noted.append(("k", spelled, a))
     return tuple(noted)
 
 
@@ -188,7 +186,7 @@ class CallPlan:
     `instruction` on the arguments' operands, as its recipe did."""
 
     __slots__ = ("fn", "checks", "env", "x64", "keywords", "instruction", "specs", "weak",
-                 "index", "plain", "pick", "constants", "result", "fast")
+                 "index", "container", "plain", "pick", "constants", "result", "fast")
 
     def __init__(self, fn, checks: tuple, recipe, env, x64, keywords: tuple):
         self.fn = fn
@@ -198,13 +196,14 @@ class CallPlan:
         self.keywords = keywords
         self.instruction, specs, self.weak = recipe.steps[0]
         self.specs = tuple(specs)
-        self.index = recipe.results[0][2]
-        """Which result of the node is the call's (None: its only one)."""
+        self.container = recipe.container if recipe.spread else None
+        """What holds the node's results, the call's (`split`'s list); else None."""
+        self.index = None if self.container is not None else recipe.results[0][2]
+        """Which result of the node is the call's (None: its only one, or all)."""
         shape = self.instruction.shape
         self.result = (shape.dimensions, np.dtype(shape.dtype)) if shape.is_array else None
         """The node's one array result: its dimensions and NumPy dtype (None: a tuple)."""
-        arrays = sum(1 if c[0] in (0, 1, 3) else len(c[2]) if c[0] == 7 else 0
-                     for c in checks)
+        arrays = _array_count(checks)
         self.plain = self.specs == tuple(("a", i) for i in range(arrays))
         """The node's operands are the array arguments as given, in order."""
         self.pick = self.constants = None
@@ -221,6 +220,12 @@ class CallPlan:
         times (until then, how many times); None where it has none."""
 
 
+def _array_count(checks) -> int:
+    """How many operands `checks` take (kinds 0, 1 and 3, inside lists too)."""
+    return sum(1 if c[0] in (0, 1, 3) else _array_count(c[2]) if c[0] == 7 else 0
+               for c in checks)
+
+
 def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:
     """The plan of a replayed call noted as (function, noted arguments (positional,
     then keyword values), recipe, flags, x64, keywords), each argument's check
@@ -231,7 +236,7 @@ def _call_plan(call, position: dict, slot: dict) -> CallPlan | None:
     or list of scalars; (5, type, repr) for a zero scalar, whose sign counts;
     (6, spelling, value) for an index of slices and such (`static_index`; the
     same object is the same index: slices and tuples do not change); (7, type,
-    checks) for a list or tuple of arrays, a check of kind 0, 1 or 3 each.
+    checks) for a list or tuple of other things, a check each.
     None where an argument is none of these."""
     if call is None:
         return None
@@ -425,7 +430,7 @@ class TapeRun:
                                           or (tuple(a) if check[1] is list else a) != check[2]
                                           or tuple(map(type, a)) != check[3]):
                     return False
-            elif kind == 7:   # a list or tuple of arrays, each checked as one
+            elif kind == 7:   # a list or tuple, each of its elements checked as one
                 if (type(a) is not check[1] or len(a) != len(check[2])
                         or not self._gather(a, check[2], given, fills)):
                     return False
