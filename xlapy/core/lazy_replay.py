@@ -63,9 +63,11 @@ class _Recipe:
         self.spread = False   # one step, its results the container's, in order, as made
 
 
-def replayed(fn, scalar_operands: tuple = (), unless=None):
+def replayed(fn, scalar_operands: tuple = (), unless=None, home: str | None = None):
     """`fn`, whose calls in lazy mode are learned once per signature and replayed
-    (a call for which `unless(args)` is true just runs).
+    (a call for which `unless(args)` is true just runs). `home` is the module
+    users reach it from (`xlapy.numpy`): the wrapper is named as living there,
+    so pickle finds it by name (as `fn`'s own module it is another object).
 
     With `scalar_operands` (Python types, of float and int), `fn(x, y)` is
     binary arithmetic, and a scalar of those types beside an xlapy array of a
@@ -113,6 +115,8 @@ def replayed(fn, scalar_operands: tuple = (), unless=None):
         return out
 
     wrapper.__wrapped_for_lazy__ = fn
+    if home is not None:
+        wrapper.__module__, wrapper.__qualname__ = home, fn.__name__
     return wrapper
 
 

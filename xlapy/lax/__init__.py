@@ -17,5 +17,5 @@ from xlapy.lax.primitives import REPLAYABLE as _REPLAYABLE
 
 for _name in _REPLAYABLE:
     if isinstance(globals().get(_name), _FunctionType):
-        globals()[_name] = _replayed(globals()[_name])
+        globals()[_name] = _replayed(globals()[_name], home=__name__)
 del _name, _FunctionType, _replayed, _REPLAYABLE

@@ -43,6 +43,6 @@ __all__ = [
 
 for _name in __all__:
     if _name != "swish":
-        globals()[_name] = _replayed(globals()[_name])
+        globals()[_name] = _replayed(globals()[_name], home=__name__)
 swish = silu  # noqa: F811  (jax.nn's alias, of the replayed function)
 del _name, _replayed

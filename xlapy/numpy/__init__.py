@@ -38,7 +38,8 @@ _SCALAR_OPERANDS = {**dict.fromkeys(("add", "subtract", "multiply", "true_divide
 _UNLESS = {"getitem": _getitem_not_replayed}
 for _name, _value in list(vars().items()):
     if isinstance(_value, FunctionType) and _value.__module__ in _REPLAYED:
-        vars()[_name] = replayed(_value, _SCALAR_OPERANDS.get(_name, ()), _UNLESS.get(_name))
+        vars()[_name] = replayed(_value, _SCALAR_OPERANDS.get(_name, ()), _UNLESS.get(_name),
+                                 __name__)
 
 # Of the creation functions, those of a shape and dtype alone (a step's
 # `h = xnp.zeros((8, 32))`: ~30 µs a call recorded as it is), ranges and
@@ -46,7 +47,7 @@ for _name, _value in list(vars().items()):
 for _name in ("full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
               "empty_like", "arange", "linspace", "logspace", "geomspace", "tri", "eye",
               "identity", "tril", "triu", "diag", "diagflat", "meshgrid", "indices"):
-    vars()[_name] = replayed(vars()[_name])
+    vars()[_name] = replayed(vars()[_name], home=__name__)
 
 _replayed_getitem = vars()["getitem"]   # (replayed by the loop above)
 _lazy_index = _indexing_module.lazy_index
@@ -68,12 +69,12 @@ for _name in ("sort", "argsort", "partition", "argpartition", "lexsort", "search
               "digitize", "isin", "select", "median", "quantile", "percentile", "nanmedian",
               "nanquantile", "nanpercentile", "take", "take_along_axis", "put", "put_along_axis",
               "ravel_multi_index", "unravel_index"):
-    vars()[_name] = replayed(vars()[_name])
+    vars()[_name] = replayed(vars()[_name], home=__name__)
 for _name in ("norm", "vector_norm", "matrix_norm", "matrix_transpose", "solve", "inv", "det",
               "slogdet", "trace", "diagonal", "cross", "multi_dot", "cholesky", "qr", "eigh",
               "eigvalsh", "svdvals", "solve_triangular", "triangular_solve", "lu_factor",
               "matrix_power"):
-    setattr(linalg, _name, replayed(getattr(linalg, _name)))
+    setattr(linalg, _name, replayed(getattr(linalg, _name), home=linalg.__name__))
 
 # `x.at[index].set(values)` and the like (`_indexing._update` calls it).
 _index_update = replayed(_indexing_module.index_update, (), _indexing_module.holds_int)

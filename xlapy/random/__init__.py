@@ -130,7 +130,7 @@ for _name in _REPLAYED:   # (choice's `a` and permutation's `x` size the result 
     _fn = globals()[_name]
     if _name not in ("choice", "permutation", "shuffle"):
         _fn = compiled_when_eager(_fn)
-    globals()[_name] = replayed(_fn)
+    globals()[_name] = replayed(_fn, home=__name__)
 del _fn, _name
 
 __all__ = [
