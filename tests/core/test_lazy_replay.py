@@ -313,6 +313,21 @@ def test_ranges_and_matrices_are_replayed(monkeypatch):
     np.testing.assert_allclose(lazily, eager, rtol=1e-6)
 
 
+def _steady_steps(step, seen: list, rtol: float, atol: float = 0.0) -> None:
+    """`step` on five arrays, eagerly and lazily: the lazy steps after the first two
+    add nothing to `seen` (what the test's counters fill) and run from their
+    tape; every value equals eager's."""
+    data = [xnp.asarray(_rand(k, (4, 6))) for k in range(5)]
+    eager = [float(step(x)) for x in data]
+    with xlapy.jit_scope():
+        lazily = [float(step(x)) for x in data[:2]]
+        seen.clear()
+        start = lazy.STATS.taped
+        lazily += [float(step(x)) for x in data[2:]]
+        assert not seen and lazy.STATS.taped - start == 3
+    np.testing.assert_allclose(lazily, eager, rtol=rtol, atol=atol)
+
+
 _NN_CALLS = {
     "softmax": lambda x: nn.softmax(x),
     "log_softmax": lambda x: nn.log_softmax(x, axis=0),
@@ -340,19 +355,7 @@ def test_nn_functions_are_replayed(name, monkeypatch):
         monkeypatch.setattr(module, helper, lambda *a, original=original:
                             ran.append(a) or original(*a))
     call = _NN_CALLS[name]
-
-    def step(x):
-        return xnp.sum(call(x) * x)
-
-    data = [xnp.asarray(_rand(k, (4, 6))) for k in range(5)]
-    eager = [float(step(x)) for x in data]
-    with xlapy.jit_scope():
-        lazily = [float(step(x)) for x in data[:2]]
-        ran.clear()
-        start = lazy.STATS.taped
-        lazily += [float(step(x)) for x in data[2:]]
-        assert not ran and lazy.STATS.taped - start == 3
-    np.testing.assert_allclose(lazily, eager, rtol=2e-6, atol=1e-6)
+    _steady_steps(lambda x: xnp.sum(call(x) * x), ran, rtol=2e-6, atol=1e-6)
 
 
 _SPD = lambda x: x[:, :4] @ x[:, :4].T + 4.0 * xnp.eye(4)   # noqa: E731
@@ -379,18 +382,10 @@ def test_sorting_quantiles_take_and_linalg_are_replayed(name, monkeypatch):
     original = lazy_replay._learn
     monkeypatch.setattr(lazy_replay, "_learn", lambda *a: learned.append(a[0]) or original(*a))
     call = _STATIC_SHAPED[name]
-    data = [xnp.asarray(_rand(k, (4, 6))) for k in range(5)]
-    eager = [float(xnp.sum(call(x))) for x in data]
-    with xlapy.jit_scope():
-        lazily = [float(xnp.sum(call(x))) for x in data[:2]]
-        learned.clear()
-        start = lazy.STATS.taped
-        lazily += [float(xnp.sum(call(x))) for x in data[2:]]
-        assert not learned and lazy.STATS.taped - start == 3
+    _steady_steps(lambda x: xnp.sum(call(x)), learned, rtol=1e-5)
     recipes = [recipe for key, recipe in lazy_replay._CACHE.items()
                if getattr(key[0], "__name__", "") == name]
     assert recipes and None not in recipes   # (learned, and replayable)
-    np.testing.assert_allclose(lazily, eager, rtol=1e-5)
 
 
 def test_a_call_of_several_results_is_taped_with_its_container():
@@ -436,15 +431,7 @@ def test_lax_primitives_are_replayed(monkeypatch):
         original = module.bind
         monkeypatch.setattr(module, "bind", lambda *a, original=original, **k:
                             bound.append(a[0]) or original(*a, **k))
-    data = [xnp.asarray(_rand(k, (4, 6))) for k in range(5)]
-    eager = [float(_lax_step(x)) for x in data]
-    with xlapy.jit_scope():
-        lazily = [float(_lax_step(x)) for x in data[:2]]
-        bound.clear()
-        start = lazy.STATS.taped
-        lazily += [float(_lax_step(x)) for x in data[2:]]
-        assert not bound and lazy.STATS.taped - start == 3
-    np.testing.assert_allclose(lazily, eager, rtol=1e-5)
+    _steady_steps(_lax_step, bound, rtol=1e-5)
 
 
 def test_lax_is_replayed_for_users_and_called_as_it_is_by_xlapy_itself():
