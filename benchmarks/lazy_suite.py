@@ -5,9 +5,11 @@ layer's forward pass, written once: op by op (each operation run as Python
 reaches it), lazily (`xlapy.jit_scope()`: recorded, run as cached compiled
 clusters when the loss is read each step), and `xlapy.jit`. Also the cost of
 recording one operation against running it eagerly, and how many clusters
-were compiled after the warm-up steps (the target: none); then eager code as
-users write it (a decaying learning rate, minibatch slices, random noise, an
-RNN's loop), lazily, beside the plain step.
+were compiled after the warm-up steps (the target: none); the cost of common
+calls inside a step that runs from its tape (indexing, updates, creation,
+xlapy.nn, xlapy.lax) against running them eagerly; then eager code as users
+write it (a decaying learning rate, minibatch slices, random noise, an RNN's
+loop), lazily, beside the plain step.
 """
 
 from __future__ import annotations
@@ -94,6 +96,48 @@ def _record_cost() -> list[tuple[str, float, float]]:
                 lazy.PENDING.clear()
         rows.append((name, times["eager"], times["lazy"]))
     return rows
+
+
+_IDIOMS = (
+    ("x + 1.0", lambda x, idx: x + 1.0),
+    ("x[:, None]", lambda x, idx: x[:, None]),
+    ("x.at[:, 0].set(0.0)", lambda x, idx: x.at[:, 0].set(0.0)),
+    ("xnp.concatenate", lambda x, idx: xnp.concatenate([x, x])),
+    ("xnp.take_along_axis", lambda x, idx: xnp.take_along_axis(x, idx, axis=1)),
+    ("xnp.eye(16)", lambda x, idx: xnp.eye(16, dtype=np.float32)),
+    ("xnp.linalg.norm", lambda x, idx: xnp.linalg.norm(x, axis=-1)),
+    ("nn.softmax", lambda x, idx: xlapy.nn.softmax(x)),
+    ("nn.gelu", lambda x, idx: xlapy.nn.gelu(x)),
+    ("lax.erf", lambda x, idx: xlapy.lax.erf(x)),
+)
+CALLS = 20
+"""Calls of an idiom per step (the step's own read is not the call's cost)."""
+
+
+def _taped_calls(steps: int) -> list[tuple[str, float, float]]:
+    """(call, eager seconds per call, lazy seconds per call in a step that runs
+    from its tape) on f32[8, 16]: each step makes x, calls the idiom CALLS
+    times and reads a sum; the median step's time of those calls, less an
+    empty step's, over CALLS."""
+    rng = np.random.default_rng(2)
+    x0 = xnp.asarray(rng.standard_normal((8, 16)).astype(np.float32))
+    idx = xnp.asarray(np.argsort(rng.standard_normal((8, 16)), axis=1).astype(np.int32))
+
+    def per_call(fn, lazily: bool) -> float:
+        times = []
+        with xlapy.jit_scope() if lazily else contextlib.nullcontext():
+            for _ in range(steps + 5):   # (the first steps learn, compile, tape)
+                x = x0 * 1.0
+                start = time.perf_counter()
+                for _ in range(CALLS):
+                    y = fn(x, idx)
+                times.append(time.perf_counter() - start)
+                float(xnp.sum(y))
+        return sorted(times[5:])[steps // 2] / CALLS
+
+    base = {mode: per_call(lambda x, idx: x, mode) for mode in (False, True)}
+    return [(name, per_call(fn, False) - base[False], per_call(fn, True) - base[True])
+            for name, fn in _IDIOMS]
 
 
 def _patterns(steps: int) -> list[tuple[str, float, float, int]]:
@@ -187,6 +231,9 @@ def run(tiny: bool = False) -> int:
           "   (a step not yet taped)")
     for name, eager, recording in _record_cost():
         print(f"{name:<22} {eager * 1e6:>12.1f} {recording * 1e6:>16.1f}")
+    print(f"\n{'call in a taped step':<22} {'eager µs':>12} {'lazy µs':>16}   (f32[8, 16])")
+    for name, eager, lazily in _taped_calls(steps):
+        print(f"{name:<22} {eager * 1e6:>12.1f} {lazily * 1e6:>16.1f}")
     print(f"\n{'eager steps as written, lazily':<30} {'ms/step':>8} {'clusters/step':>14} "
           f"{'compiles after warm-up':>23}")
     for name, seconds, clusters, compiles in _patterns(steps):

@@ -42,8 +42,9 @@ def test_tiny_suite_writes_table_and_json(tmp_path, capsys):
 def test_lazy_suite_shows_three_modes_and_no_compile_after_warm_up(capsys):
     """`xlapy bench --lazy`: per workload op by op, lazy and jit with their ratios
     and the clusters compiled after the warm-up (none); the lazy step's recording
-    (operations, µs, µs per operation); then recording's cost per op untaped; then
-    eager code as users write it, one cluster a step and no compile after warm-up."""
+    (operations, µs, µs per operation); then recording's cost per op untaped and
+    common calls' in a taped step beside eager's; then eager code as users write
+    it, one cluster a step and no compile after warm-up."""
     assert main(["bench", "--lazy", "--tiny"]) == 0
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines()
@@ -55,6 +56,10 @@ def test_lazy_suite_shows_three_modes_and_no_compile_after_warm_up(capsys):
     costs = {line.split()[0]: line.split()[1:] for line in out.splitlines()
              if line.split()[:1] in (["add"], ["exp"], ["matmul"], ["sum"])}
     assert len(costs) == 4 and all(float(v) > 0 for pair in costs.values() for v in pair)
+    taped = [line.rsplit(None, 2) for line in out.splitlines()
+             if line.startswith(("x + 1.0", "x[:, None]", "x.at[", "xnp.", "nn.", "lax."))]
+    assert len(taped) == 10 and all(float(e) == float(e) and float(lz) == float(lz)
+                                    for _, e, lz in taped), out   # (each a number)
     patterns = [line.rsplit(None, 3) for line in out.splitlines()
                 if line.startswith(("same batch", "decaying rate", "batches X[j:j + 100]",
                                     "random noise", "RNN forward"))]
