@@ -15,6 +15,7 @@ loop), lazily, beside the plain step.
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 
 import numpy as np
@@ -52,6 +53,7 @@ def _per_step(step, args, steps: int, mode: str):
 
     with scope:
         run(3)   # the warm-up: compiles, caches
+        gc.collect()   # (a full collection of the suite's heap is not a step's cost)
         compiles, operations = lazy.STATS.compiles, lazy.STATS.operations
         blocks, records = [], []
         for _ in range(BLOCKS):
@@ -124,6 +126,7 @@ def _taped_calls(steps: int) -> list[tuple[str, float, float]]:
     idx = xnp.asarray(np.argsort(rng.standard_normal((8, 16)), axis=1).astype(np.int32))
 
     def per_call(fn, lazily: bool) -> float:
+        gc.collect()
         times = []
         with xlapy.jit_scope() if lazily else contextlib.nullcontext():
             for _ in range(steps + 5):   # (the first steps learn, compile, tape)
@@ -188,6 +191,7 @@ def _patterns(steps: int) -> list[tuple[str, float, float, int]]:
         with xlapy.jit_scope():
             for i in range(3):
                 float(body(state, i))
+            gc.collect()   # (not the earlier workloads' heap, ~40 ms, in 50 short steps)
             compiles, clusters = lazy.STATS.compiles, lazy.STATS.clusters
             start = time.perf_counter()
             for i in range(3, 3 + steps):
