@@ -65,7 +65,9 @@ class _Recipe:
 
 def replayed(fn, scalar_operands: tuple = (), unless=None, home: str | None = None):
     """`fn`, whose calls in lazy mode are learned once per signature and replayed
-    (a call for which `unless(args)` is true just runs). `home` is the module
+    (a call for which `unless(args)` is true just runs; `unless` may read only
+    what a tape's plan checks pin, the arguments' types and scalars and static
+    indices, since a call its step's tape has a plan for skips it). `home` is the module
     users reach it from (`xlapy.numpy`): the wrapper is named as living there,
     so pickle finds it by name (as `fn`'s own module it is another object).
 
@@ -81,8 +83,6 @@ def replayed(fn, scalar_operands: tuple = (), unless=None, home: str | None = No
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if unless is not None and unless(args):
-            return fn(*args, **kwargs)
         if kinds and len(args) == 2 and (type(args[0]) in kinds) is not (
                 type(args[1]) in kinds) and lazy_state.active():
             x, y = args
@@ -93,6 +93,8 @@ def replayed(fn, scalar_operands: tuple = (), unless=None, home: str | None = No
             made = _taped(run, fn, args, kwargs)
             if made is not None:
                 return made
+        if unless is not None and unless(args):
+            return fn(*args, **kwargs)
         if _STATE.learning or not lazy.active() or current_trace() is not None:
             return fn(*args, **kwargs)
         arrays: list = []
