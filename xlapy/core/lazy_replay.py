@@ -83,13 +83,15 @@ def replayed(fn, scalar_operands: tuple = (), unless=None, home: str | None = No
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if kinds and len(args) == 2 and (type(args[0]) in kinds) is not (
-                type(args[1]) in kinds) and lazy_state.active():
-            x, y = args
-            args = (_scalar_operand(x, y), y) if type(x) in kinds else (x, _scalar_operand(y, x))
         state = _LAZY
         run = state.tape
-        if run is not None and not state.traces:   # (no tape while learning or off)
+        taped = run is not None and not state.traces   # (no tape while learning or off)
+        if kinds and len(args) == 2 and (type(args[0]) in kinds) is not (
+                type(args[1]) in kinds) and (taped or lazy_state.active()):
+            x, y = args   # (a step on its tape is lazy and traces nothing: not asked again)
+            args = ((_scalar_operand(x, y, taped), y) if type(x) in kinds
+                    else (x, _scalar_operand(y, x, taped)))
+        if taped:
             made = _taped(run, fn, args, kwargs)
             if made is not None:
                 return made
@@ -130,13 +132,14 @@ _ORDER = lazy_state.ORDER
 """(What every call reads, bound once: the hot path's lookups.)"""
 
 
-def _scalar_operand(scalar, array):
+def _scalar_operand(scalar, array, untraced: bool = False):
     """`scalar` as a weak 0-d array of `array`'s floating dtype (the same object for
-    the same value, so a literal constant stays one leaf), or as it is."""
+    the same value, so a literal constant stays one leaf), or as it is (in a
+    trace: `untraced` says none is open)."""
     if type(array) is not LazyArray and type(array) is not ConcreteArray:
         return scalar
     dtype = array.dtype
-    if dtype.kind != "f" or current_trace() is not None:
+    if dtype.kind != "f" or not untraced and current_trace() is not None:
         return scalar
     key = (dtype, scalar if scalar else repr(scalar))   # (0.0 and -0.0 are equal keys)
     made = _SCALAR_OPERANDS.get(key)
