@@ -414,6 +414,7 @@ def test_a_call_of_several_results_is_taped_with_its_container():
 def _lax_step(x):
     """An eager step written with jax.lax-style primitives."""
     h = lax.dot_general(x, x, (((1,), (1,)), ((), ())))
+    h = h + lax.dot(x, lax.transpose(x, (1, 0)), precision=lax.Precision.HIGHEST)   # (an enum)
     h = lax.erf(h) + lax.broadcast_in_dim(lax.reduce_max(x, (1,)), (4, 4), (0,))
     h = lax.select(h > 0, lax.exp(-h), lax.transpose(h, (1, 0)))
     h = lax.concatenate([h, lax.slice(x, (0, 0), (4, 4))], 1)

@@ -23,6 +23,7 @@ value must be one value again.
 
 from __future__ import annotations
 
+import enum
 import operator
 from dataclasses import dataclass
 
@@ -31,8 +32,8 @@ import numpy as np
 from xlapy.core.array import ConcreteArray
 from xlapy.core.lazy_graph import Node
 
-SCALARS = (bool, int, float, complex, str, type(None), np.dtype, type, np.generic)
-"""Arguments a replayed call's signature holds by value."""
+SCALARS = (bool, int, float, complex, str, type(None), np.dtype, type, np.generic, enum.Enum)
+"""Arguments a replayed call's signature holds by value (an enum: `lax.Precision`)."""
 
 
 def signed_zero(value) -> bool:
