@@ -435,6 +435,26 @@ def test_lax_primitives_are_replayed(monkeypatch):
     _steady_steps(_lax_step, bound, rtol=1e-5)
 
 
+def test_a_named_tuple_argument_is_spelled(monkeypatch):
+    """`lax.conv_general_dilated(..., dimension_numbers=ConvDimensionNumbers(...))`,
+    a named tuple as Flax passes it, is replayed (a signature could not spell it:
+    the call was recorded as it is every time)."""
+    from xlapy.lax import contraction
+    bound = []
+    original = contraction.bind
+    monkeypatch.setattr(contraction, "bind", lambda *a, **k: bound.append(a[0]) or
+                        original(*a, **k))
+    kernel = xnp.asarray(_rand(5, (2, 1, 3, 3)))
+    numbers = lax.conv_dimension_numbers((1, 1, 4, 6), (2, 1, 3, 3), ("NCHW", "OIHW", "NCHW"))
+
+    def step(x):
+        image = lax.reshape(x, (1, 1, 4, 6))
+        return xnp.sum(lax.conv_general_dilated(image, kernel, (1, 1), "SAME",
+                                                dimension_numbers=numbers) ** 2)
+
+    _steady_steps(step, bound, rtol=1e-5)
+
+
 def test_lax_is_replayed_for_users_and_called_as_it_is_by_xlapy_itself():
     """The wrapper is the public namespace's: xlapy.numpy, nn, random and autodiff
     call the primitives themselves (a wrapper per primitive made an eager

@@ -164,7 +164,7 @@ class _Unknown(Exception):
 def _specs(values, arrays: list) -> tuple:
     """The hashable signature of each argument: (shape, dtype, weak type) of an
     xlapy array, ("N", shape, dtype) of a NumPy one, (type, value) of a scalar,
-    (type, parts) of a tuple or list; arrays are appended to `arrays`. (Every
+    (type, parts) of a tuple, named tuple or list; arrays are appended to `arrays`. (Every
     replayed call spells its arguments: the common cases come first.)"""
     spelled = []
     for value in values:
@@ -179,8 +179,8 @@ def _specs(values, arrays: list) -> tuple:
         elif kind is np.ndarray:
             arrays.append(value)
             spelled.append(("N", value.shape, value.dtype))
-        elif kind is tuple or kind is list:
-            spelled.append((kind, _specs(value, arrays)))
+        elif kind is tuple or kind is list or isinstance(value, tuple) and hasattr(kind, "_make"):
+            spelled.append((kind, _specs(value, arrays)))   # (named tuples: dimension numbers)
         elif isinstance(value, _SCALARS):
             spelled.append((kind, repr(value)) if signed_zero(value) else (kind, value))
         elif kind is slice and all(type(v) is int or v is None
@@ -200,6 +200,8 @@ def _rebuild(value, stand_ins):
         return next(stand_ins)
     if kind is tuple or kind is list:
         return kind(_rebuild(v, stand_ins) for v in value)
+    if isinstance(value, tuple):   # (a named tuple: `_specs` spelled only those)
+        return kind._make(_rebuild(v, stand_ins) for v in value)
     return value
 
 
