@@ -561,6 +561,6 @@ def test_replayed_functions_pickle_by_name():
     the wrapped function's module it was "not the same object" there."""
     import pickle
 
-    for fn in (xnp.add, xnp.sort, xnp.zeros, xnp.linalg.norm, nn.relu, nn.swish, lax.exp,
-               xlapy.random.normal):
+    for fn in (xnp.add, xnp.sort, xnp.zeros, xnp.linalg.norm, nn.relu, nn.swish, nn.hard_swish,
+               lax.exp, xlapy.random.normal):
         assert pickle.loads(pickle.dumps(fn)) is fn

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import weakref
 from collections import OrderedDict
+from types import FunctionType
 
 import numpy as np
 
@@ -122,6 +123,20 @@ def replayed(fn, scalar_operands: tuple = (), unless=None, home: str | None = No
     if home is not None:
         wrapper.__module__, wrapper.__qualname__ = home, fn.__name__
     return wrapper
+
+
+def replay_in(namespace: dict, names, home: str) -> None:
+    """The functions `namespace` holds under `names` wrapped with `replayed`, in
+    place: each function once, every name of it bound to that one wrapper (an
+    alias, nn.swish of silu, stays the same object, which pickle finds under
+    the function's own name in `home`); other values (classes, enums) stay."""
+    wrapped: dict[int, object] = {}
+    for name in names:
+        value = namespace.get(name)
+        if isinstance(value, FunctionType):
+            if id(value) not in wrapped:
+                wrapped[id(value)] = replayed(value, home=home)
+            namespace[name] = wrapped[id(value)]
 
 
 _LAZY = lazy_state.STATE

@@ -9,13 +9,9 @@ checks and shape inference; replayed, ~1.5. (xlapy's own modules call the
 functions unwrapped, from `xlapy.lax.primitives`.)
 """
 
-from types import FunctionType as _FunctionType
-
-from xlapy.core.lazy_replay import replayed as _replayed
+from xlapy.core.lazy_replay import replay_in as _replay_in
 from xlapy.lax.primitives import *  # noqa: F403
 from xlapy.lax.primitives import REPLAYABLE as _REPLAYABLE
 
-for _name in _REPLAYABLE:
-    if isinstance(globals().get(_name), _FunctionType):
-        globals()[_name] = _replayed(globals()[_name], home=__name__)
-del _name, _FunctionType, _replayed, _REPLAYABLE
+_replay_in(globals(), sorted(_REPLAYABLE), __name__)
+del _replay_in, _REPLAYABLE

@@ -8,7 +8,7 @@ an eager training step `softmax` cost ~20 µs a call and `gelu` ~35 (its
 promotion, shape checks and several recorded operations, every call).
 """
 
-from xlapy.core.lazy_replay import replayed as _replayed
+from xlapy.core.lazy_replay import replay_in as _replay_in
 from xlapy.nn._activations import (
     celu,
     elu,
@@ -41,8 +41,5 @@ __all__ = [
     "squareplus", "standardize", "swish",
 ]
 
-for _name in __all__:
-    if _name != "swish":
-        globals()[_name] = _replayed(globals()[_name], home=__name__)
-swish = silu  # noqa: F811  (jax.nn's alias, of the replayed function)
-del _name, _replayed
+_replay_in(globals(), __all__, __name__)   # (swish, silu's alias, stays silu)
+del _replay_in

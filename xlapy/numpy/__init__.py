@@ -8,7 +8,7 @@ import sys
 from types import FunctionType
 
 from xlapy.core.array import install_methods
-from xlapy.core.lazy_replay import replayed
+from xlapy.core.lazy_replay import replay_in, replayed
 from xlapy.numpy import _indexing as _indexing_module
 from xlapy.numpy import linalg  # noqa: F401
 from xlapy.numpy._creation import *  # noqa: F403
@@ -43,11 +43,20 @@ for _name, _value in list(vars().items()):
 
 # Of the creation functions, those of a shape and dtype alone (a step's
 # `h = xnp.zeros((8, 32))`: ~30 µs a call recorded as it is), ranges and
-# matrices (`xnp.eye(16)`: ~90 µs). (`array` and `asarray` hand back data.)
-for _name in ("full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
-              "empty_like", "arange", "linspace", "logspace", "geomspace", "tri", "eye",
-              "identity", "tril", "triu", "diag", "diagflat", "meshgrid", "indices"):
-    vars()[_name] = replayed(vars()[_name], home=__name__)
+# matrices (`xnp.eye(16)`: ~90 µs) (`array` and `asarray` hand back data);
+# sorting, quantiles, take and put, and linalg, of static shapes (those whose
+# result's shape depends on the data, unique or nonzero, are left as they are).
+replay_in(vars(), ("full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
+                   "empty_like", "arange", "linspace", "logspace", "geomspace", "tri", "eye",
+                   "identity", "tril", "triu", "diag", "diagflat", "meshgrid", "indices",
+                   "sort", "argsort", "partition", "argpartition", "lexsort", "searchsorted",
+                   "digitize", "isin", "select", "median", "quantile", "percentile",
+                   "nanmedian", "nanquantile", "nanpercentile", "take", "take_along_axis",
+                   "put", "put_along_axis", "ravel_multi_index", "unravel_index"), __name__)
+replay_in(vars(linalg), ("norm", "vector_norm", "matrix_norm", "matrix_transpose", "solve",
+                         "inv", "det", "slogdet", "trace", "diagonal", "cross", "multi_dot",
+                         "cholesky", "qr", "eigh", "eigvalsh", "svdvals", "solve_triangular",
+                         "triangular_solve", "lu_factor", "matrix_power"), linalg.__name__)
 
 _replayed_getitem = vars()["getitem"]   # (replayed by the loop above)
 _lazy_index = _indexing_module.lazy_index
@@ -63,23 +72,10 @@ def getitem(x, index):
 
 getitem.__wrapped_for_lazy__ = _replayed_getitem.__wrapped_for_lazy__
 
-# Sorting, quantiles, take and put, and linalg, of static shapes (those whose
-# result's shape depends on the data, unique or nonzero, are left as they are).
-for _name in ("sort", "argsort", "partition", "argpartition", "lexsort", "searchsorted",
-              "digitize", "isin", "select", "median", "quantile", "percentile", "nanmedian",
-              "nanquantile", "nanpercentile", "take", "take_along_axis", "put", "put_along_axis",
-              "ravel_multi_index", "unravel_index"):
-    vars()[_name] = replayed(vars()[_name], home=__name__)
-for _name in ("norm", "vector_norm", "matrix_norm", "matrix_transpose", "solve", "inv", "det",
-              "slogdet", "trace", "diagonal", "cross", "multi_dot", "cholesky", "qr", "eigh",
-              "eigvalsh", "svdvals", "solve_triangular", "triangular_solve", "lu_factor",
-              "matrix_power"):
-    setattr(linalg, _name, replayed(getattr(linalg, _name), home=linalg.__name__))
-
 # `x.at[index].set(values)` and the like (`_indexing._update` calls it).
 _index_update = replayed(_indexing_module.index_update, (), _indexing_module.holds_int)
 
 install_methods(sys.modules[__name__])
 
-del sys, install_methods, replayed, FunctionType, _REPLAYED, _SCALAR_OPERANDS, _UNLESS
+del sys, install_methods, replayed, replay_in, FunctionType, _REPLAYED, _SCALAR_OPERANDS, _UNLESS
 del _getitem_not_replayed, _indexing_module, _name, _value
